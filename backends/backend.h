@@ -1,0 +1,57 @@
+// Backend: ONE model's backend process (llama-server, vLLM, ...) and its life: spawn, readiness,
+// stop, crash detection, log capture. The Router (backends/router.h) owns one per model.
+// Thread safe: every method may be called from any thread; Start() callers that overlap join the
+// same start, and Stop() while starting cancels the start.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "config/status.h"
+
+namespace swapd {
+
+enum class BackendState { kStopped, kStarting, kReady, kStopping, kFailed };
+const char* ToString(BackendState state);
+
+struct BackendInfo {
+  BackendState state = BackendState::kStopped;
+  int pid = 0;             // 0 when no process runs
+  std::string last_error;  // why the last start failed or the process exited; may be empty
+  std::chrono::steady_clock::time_point since;  // when `state` was entered
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Starts the process if it is stopped or failed, and blocks until it is ready, fails, or
+  // healthCheckTimeout passes (then the process group is killed). If a start is already under
+  // way, joins it. Ok when ready. An error's message carries the exit status and the last log
+  // lines.
+  virtual Status Start() = 0;
+
+  // Stops the process: cmdStop (with ${PID}) if configured, else SIGTERM to its process group;
+  // SIGKILL to the group after the model's unloadTimeout; reaps. Blocks until the process is gone.
+  // Idempotent; safe while starting (the start then fails).
+  virtual void Stop() = 0;
+
+  virtual BackendInfo Info() const = 0;
+
+  // The last `lines` lines the process wrote to stdout/stderr (bounded ring buffer).
+  virtual std::string LogTail(size_t lines) const = 0;
+
+  // Called once, on a backend thread, when the process exits while starting or ready without a
+  // Stop() having been asked for. `reason` says how (exit code or signal) and has the log tail.
+  virtual void SetExitCallback(std::function<void(const std::string& reason)> callback) = 0;
+};
+
+// Makes the Backend for a model. The real one spawns processes (backends/process_backend.h);
+// tests of the Router pass a fake.
+using BackendFactory =
+    std::function<std::unique_ptr<Backend>(const ModelConfig& model, const Config& config)>;
+
+}  // namespace swapd

@@ -1,0 +1,84 @@
+// Router: decides which backends run and hands out Leases. It drives the pure Scheduler
+// (backends/scheduler.h) with events and carries out its effects (starting and stopping Backends on
+// worker threads). A request holds a Lease while it is in flight; the Lease's destructor tells the
+// scheduler the request finished (in-flight count, TTL clock).
+// Thread safe: Acquire, Unload and Snapshot may be called from any number of threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "config/config.h"
+#include "config/status.h"
+
+namespace swapd {
+
+class RouterImpl;
+
+// Proof that a request for a model was admitted; the model stays running while any Lease lives.
+// Move-only. Destroying it (or Release()) ends the request.
+class Lease {
+ public:
+  Lease() = default;
+  Lease(Lease&& other) noexcept;
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+
+  const std::string& model_id() const { return model_id_; }
+  const std::string& proxy_url() const { return proxy_url_; }  // where to send the request
+  void Release();
+
+ private:
+  friend class RouterImpl;
+  std::shared_ptr<RouterImpl> router_;
+  uint64_t request_id_ = 0;
+  std::string model_id_;
+  std::string proxy_url_;
+};
+
+struct ModelSnapshot {
+  std::string id;
+  BackendInfo backend;
+  int in_flight = 0;
+  int queued = 0;
+};
+
+class Router {
+ public:
+  Router(std::shared_ptr<const Config> config, BackendFactory factory);
+  ~Router();  // stops every backend
+
+  // Waits until `model_id` (an id, not an alias) runs and admits the request, or fails:
+  // kNotFound (unknown model), kTooManyRequests (concurrencyLimit), kBackendFailed (start failed,
+  // with exit status and log tail), kTimeout (deadline), kUnavailable (shutting down or cancelled).
+  // `cancelled` is polled while waiting (a client that went away).
+  Result<Lease> Acquire(const std::string& model_id, std::chrono::steady_clock::time_point deadline,
+                        std::function<bool()> cancelled = nullptr);
+
+  // Stops one model (or all when `model_id` is empty) at once, after its unloadTimeout grace.
+  // Blocks until they are stopped.
+  void Unload(const std::string& model_id = "");
+
+  // Starts the models of hooks.on_startup.preload, honouring groups. Does not block.
+  void Preload();
+
+  std::vector<ModelSnapshot> Snapshot() const;
+
+  // Stops admitting requests (new Acquire calls fail with kUnavailable) and stops all backends.
+  void Shutdown();
+
+  // Access for the Backend of a model, e.g. to read its log tail. Null when unknown.
+  std::string LogTail(const std::string& model_id, size_t lines) const;
+
+ private:
+  std::shared_ptr<RouterImpl> impl_;
+};
+
+}  // namespace swapd

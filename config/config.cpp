@@ -1,0 +1,29 @@
+#include "config/config.h"
+
+namespace swapd {
+
+std::string Position::ToString() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+std::string Diagnostic::ToString() const {
+  const char* kind = severity == Severity::kError     ? "error"
+                     : severity == Severity::kWarning ? "warning"
+                                                      : "hint";
+  return pos.ToString() + ": " + kind + ": " + message;
+}
+
+const ModelConfig* Config::FindModel(std::string_view id_or_alias) const {
+  std::string key(id_or_alias);
+  if (auto it = models.find(key); it != models.end()) return &it->second;
+  if (auto it = aliases.find(key); it != aliases.end()) {
+    if (auto m = models.find(it->second); m != models.end()) return &m->second;
+  }
+  return nullptr;
+}
+
+const GroupConfig& Config::GroupOf(const ModelConfig& model) const {
+  return groups.at(model.group);
+}
+
+}  // namespace swapd

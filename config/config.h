@@ -1,0 +1,94 @@
+// The validated, typed configuration of swapd. It is produced by config/loader.h from YAML and is
+// everything the rest of swapd knows of the configuration: other modules never see YAML.
+// Plain value types, immutable once loaded; share a `std::shared_ptr<const Config>` across threads.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace swapd {
+
+// Where something is in a config file. Line and column are 1-based; 0 means unknown.
+struct Position {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string ToString() const;  // "file:line:col"
+};
+
+// One problem (or hint) found while loading a config.
+struct Diagnostic {
+  enum class Severity { kError, kWarning, kHint };
+  Severity severity = Severity::kError;
+  Position pos;
+  std::string message;           // e.g. `model "qwen3-4b-duo": unknown macro ${PROT} in cmd`
+  std::string ToString() const;  // "file:line:col: error: message"
+};
+
+// The name of the implicit group that holds every model not listed in a group.
+inline constexpr std::string_view kDefaultGroup = "(default)";
+
+struct ModelConfig {
+  std::string id;    // the key under `models:`
+  std::string name;  // display name (`name`), may be empty
+  std::string description;
+  std::vector<std::string> aliases;  // globally unique, never equal to a model id
+  std::vector<std::string> argv;     // `cmd` after macro expansion and word splitting
+  // `cmdStop` split the same way; empty means "SIGTERM the process group". The word `${PID}` is
+  // left in place (inside words too) for the backend to substitute when it stops the process.
+  std::vector<std::string> stop_argv;
+  // `env` entries in order, appended after swapd's own environment; later wins.
+  // {"CUDA_VISIBLE_DEVICES", ""} means present and empty, which is not the same as unset.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string proxy;  // base URL, e.g. "http://localhost:5800" (no trailing '/')
+  int port = 0;       // the port allocated for ${PORT}; 0 if cmd does not use it
+  std::string check_endpoint = "/health";   // empty means `none`: ready as soon as spawned
+  std::chrono::seconds ttl{0};              // resolved (-1 became globalTTL); 0 = never unload
+  std::chrono::seconds unload_timeout{10};  // grace between SIGTERM/cmdStop and SIGKILL
+  bool unlisted = false;
+  std::string use_model_name;  // empty = forward the model field untouched
+  int concurrency_limit = 10;
+  std::vector<std::string> strip_params;                 // body keys to remove (never "model")
+  nlohmann::json set_params = nlohmann::json::object();  // body keys to set
+  nlohmann::json metadata = nlohmann::json::object();
+  std::string group;  // name of its group; kDefaultGroup when ungrouped
+  Position pos;       // where the model's key is
+};
+
+struct GroupConfig {
+  std::string name;
+  bool swap = true;                  // only one member runs at a time
+  bool exclusive = true;             // loading a member unloads other (non-persistent) groups
+  bool persistent = false;           // other groups never unload this one
+  std::vector<std::string> members;  // model ids, in config order
+  Position pos;
+};
+
+struct Config {
+  std::chrono::seconds health_check_timeout{120};
+  std::string log_level = "info";       // debug|info|warn|error
+  std::string log_to_stdout = "proxy";  // proxy|upstream|both|none
+  int start_port = 5800;
+  std::chrono::seconds global_ttl{0};
+  std::chrono::seconds unload_timeout{10};
+  std::vector<std::string> api_keys;
+  std::vector<std::string> preload;  // model ids (aliases already resolved)
+  bool send_loading_state = false;
+  bool include_aliases_in_list = false;
+
+  std::map<std::string, ModelConfig> models;  // by id, sorted
+  std::map<std::string, GroupConfig> groups;  // by name; has kDefaultGroup iff a model is ungrouped
+  std::map<std::string, std::string> aliases;  // alias -> model id
+
+  // Resolves a model id or an alias. Returns nullptr when neither matches.
+  const ModelConfig* FindModel(std::string_view id_or_alias) const;
+  const GroupConfig& GroupOf(const ModelConfig& model) const;
+};
+
+}  // namespace swapd

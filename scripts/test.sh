@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Quick start, command 2: installs what is missing, builds, and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+build_dir="${BUILD_DIR:-build}"
+cd "$build_dir"
+ctest --output-on-failure

@@ -1,0 +1,2 @@
+# Test sources of backends/ (appended to the one swapd_tests binary).
+list(APPEND SWAPD_TEST_SOURCES)

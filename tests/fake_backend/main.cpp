@@ -1,0 +1,2 @@
+// STUB: replaced by the fake llama-server.
+int main() { return 0; }
