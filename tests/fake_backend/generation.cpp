@@ -1,0 +1,127 @@
+#include "tests/fake_backend/generation.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace fake_backend {
+namespace {
+
+constexpr std::array<std::string_view, 24> kVocabulary = {
+    "the",    "quick", "model",  "swaps", "tokens", "stream", "fast",   "local",
+    "llama",  "reply", "daemon", "hello", "world",  "again",  "ready",  "loaded",
+    "answer", "small", "fake",   "text",  "words",  "flow",   "gently", "here"};
+
+uint64_t Fnv1a(std::string_view text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+constexpr double kUnpacedTokenMs = 1.0;  // 1000 tokens/s when --tokens-per-second is 0
+constexpr double kPromptTokenMs = 0.2;   // 5000 tokens/s prompt processing
+
+}  // namespace
+
+int CountWords(std::string_view text) {
+  int count = 0;
+  bool in_word = false;
+  for (char c : text) {
+    bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+    if (!space && !in_word) ++count;
+    in_word = !space;
+  }
+  return count;
+}
+
+std::vector<std::string> GenerateTokens(std::string_view prompt, int n) {
+  std::vector<std::string> tokens;
+  tokens.reserve(n > 0 ? n : 0);
+  const uint64_t seed = Fnv1a(prompt);
+  for (int i = 0; i < n; ++i) {
+    std::string_view word = kVocabulary[(seed + static_cast<uint64_t>(i) * 7) % kVocabulary.size()];
+    tokens.push_back(i == 0 ? std::string(word) : " " + std::string(word));
+  }
+  return tokens;
+}
+
+nlohmann::json Timings::ToJson() const {
+  return {
+      {"cache_n", 0},
+      {"prompt_n", prompt_n},
+      {"prompt_ms", prompt_ms},
+      {"prompt_per_token_ms", prompt_per_token_ms},
+      {"prompt_per_second", 1000.0 / prompt_per_token_ms},
+      {"predicted_n", predicted_n},
+      {"predicted_ms", predicted_ms},
+      {"predicted_per_token_ms", predicted_per_token_ms},
+      {"predicted_per_second", 1000.0 / predicted_per_token_ms},
+  };
+}
+
+Timings MakeTimings(int prompt_n, int predicted_n, double tokens_per_second) {
+  Timings t;
+  t.prompt_n = prompt_n;
+  t.predicted_n = predicted_n;
+  t.prompt_per_token_ms = kPromptTokenMs;
+  t.predicted_per_token_ms = tokens_per_second > 0 ? 1000.0 / tokens_per_second : kUnpacedTokenMs;
+  t.prompt_ms = prompt_n * t.prompt_per_token_ms;
+  t.predicted_ms = predicted_n * t.predicted_per_token_ms;
+  return t;
+}
+
+std::vector<float> EmbeddingFor(std::string_view text, int dimensions) {
+  std::vector<float> values(dimensions);
+  const double phase = static_cast<double>(Fnv1a(text) % 1000) / 100.0;
+  double norm = 0;
+  for (int i = 0; i < dimensions; ++i) {
+    values[i] = static_cast<float>(std::sin(phase + i));
+    norm += values[i] * values[i];
+  }
+  norm = std::sqrt(norm);
+  if (norm > 0) {
+    for (float& v : values) v = static_cast<float>(v / norm);
+  }
+  return values;
+}
+
+std::string Base64OfFloats(const std::vector<float>& values) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes(values.size() * sizeof(float), '\0');
+  // x86-64 and aarch64 Linux are little-endian, the byte order OpenAI clients expect.
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) chunk |= static_cast<uint8_t>(bytes[i + 2]);
+    out += kAlphabet[(chunk >> 18) & 63];
+    out += kAlphabet[(chunk >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(chunk >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[chunk & 63] : '=';
+  }
+  return out;
+}
+
+std::string NextId(std::string_view prefix) {
+  static std::atomic<uint64_t> counter{0};
+  // The pid keeps ids of several fake servers apart.
+  uint64_t state = Fnv1a(std::to_string(::getpid()) + ":" + std::to_string(++counter));
+  std::string id(prefix);
+  for (int i = 0; i < 32; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    id += static_cast<char>((state >> 59) < 26 ? 'a' + (state >> 59) : 'A' + ((state >> 33) % 26));
+  }
+  return id;
+}
+
+}  // namespace fake_backend

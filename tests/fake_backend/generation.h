@@ -1,0 +1,45 @@
+// Deterministic "inference" for fake-llama-server: the words a prompt generates, the prompt's token
+// count, llama.cpp-style timings and embedding vectors. Pure functions of their arguments, so a
+// streamed and a non-streamed request with the same prompt produce the same text. Thread safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fake_backend {
+
+// Tokens "count" as whitespace-separated words.
+int CountWords(std::string_view text);
+
+// n tokens derived from the prompt: the first is a bare word, the others start with a space, so
+// concatenating them gives readable text.
+std::vector<std::string> GenerateTokens(std::string_view prompt, int n);
+
+// llama.cpp's `timings` object. Durations are nominal (derived from --tokens-per-second, or 1000
+// tokens/s when unpaced) so that every number is finite and deterministic.
+struct Timings {
+  int prompt_n = 0;
+  double prompt_ms = 0;
+  int predicted_n = 0;
+  double predicted_ms = 0;
+  double prompt_per_token_ms = 0;
+  double predicted_per_token_ms = 0;
+
+  nlohmann::json ToJson() const;
+};
+Timings MakeTimings(int prompt_n, int predicted_n, double tokens_per_second);
+
+// A unit-length embedding of `dimensions` floats derived from the text.
+std::vector<float> EmbeddingFor(std::string_view text, int dimensions);
+
+// Standard base64 (with padding) of the raw little-endian float32 bytes, as OpenAI's
+// encoding_format "base64" sends them.
+std::string Base64OfFloats(const std::vector<float>& values);
+
+// A response id such as "chatcmpl-<32 letters>", unique within the process.
+std::string NextId(std::string_view prefix);
+
+}  // namespace fake_backend

@@ -1,0 +1,84 @@
+#include "tests/fake_backend/lifecycle.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/fake_backend/log.h"
+
+namespace fake_backend {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void ExitOnSignal(int) {
+  static const char kMessage[] = "srv    operator(): operator(): cleaning up before exit...\n";
+  // Only async-signal-safe calls here.
+  [[maybe_unused]] ssize_t n = ::write(STDOUT_FILENO, kMessage, sizeof(kMessage) - 1);
+  ::_exit(0);
+}
+
+// Lines shaped like llama.cpp's model loader output.
+void PrintLoadLines(const Options& options) {
+  std::string batch;
+  for (int i = 0; i < options.log_lines; ++i) {
+    batch += "llama_model_loader: - kv " + std::to_string(i) + ": fake.key_" + std::to_string(i) +
+             " str = " + options.model + " (fake load line " + std::to_string(i + 1) + " of " +
+             std::to_string(options.log_lines) + ")\n";
+    if (batch.size() >= 64 * 1024) {
+      LogRaw(batch);
+      batch.clear();
+    }
+  }
+  LogRaw(batch);
+}
+
+}  // namespace
+
+void InstallSignalHandlers(const Options& options) {
+  struct sigaction action = {};
+  action.sa_handler = ExitOnSignal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  if (options.ignore_sigterm) {
+    ::signal(SIGTERM, SIG_IGN);
+  } else {
+    ::sigaction(SIGTERM, &action, nullptr);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+int SpawnGrandchild(const Options& options) {
+  if (!options.spawn_grandchild) return -1;
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  // The grandchild: no setsid/setpgid, so a kill of the group reaches it. With --ignore-sigterm it
+  // inherits SIG_IGN and only SIGKILL ends it, like a stubborn helper process would.
+  for (int minute = 0; minute < 10; ++minute) ::sleep(60);
+  ::_exit(0);
+}
+
+void LoadModel(const Options& options, const std::function<void()>& on_ready) {
+  const Clock::time_point start = Clock::now();
+  LogLine("main: loading model");
+  PrintLoadLines(options);
+  if (options.exit_during_load >= 0) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms / 2));
+    LogLine("llama_model_load: error loading model: fake failure (--exit-during-load)");
+    LogLine("main: exiting due to model loading error");
+    ::_exit(options.exit_during_load);
+  }
+  std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms));
+  if (options.never_ready) {
+    LogLine("main: --never-ready: the model stays loading");
+    return;
+  }
+  on_ready();
+  LogLine("main: model loaded");
+  LogLine("srv  update_slots: all slots are idle");
+}
+
+}  // namespace fake_backend

@@ -1,0 +1,299 @@
+// FakeServer: routing, the loading gate, introspection routes and the request log. The model
+// routes (completions, streaming, embeddings, transcriptions) are in model_routes.cpp.
+#include "tests/fake_backend/server.h"
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+
+#include "tests/fake_backend/http_util.h"
+#include "tests/fake_backend/log.h"
+
+extern char** environ;
+
+namespace fake_backend {
+namespace {
+
+using nlohmann::json;
+
+std::string Lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// cpp-httplib stores the peer and local addresses as pseudo-headers; they were never sent.
+bool IsPseudoHeader(const std::string& name) {
+  return name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" ||
+         name == "LOCAL_PORT";
+}
+
+json EnvironmentJson() {
+  json env = json::object();
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string kv = *entry;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) {
+      env[kv] = "";
+    } else {
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+const std::time_t kStartTime = std::time(nullptr);
+
+// cpp-httplib 0.11 listens with a backlog of 5, so a burst of ~100 concurrent clients would see
+// dropped SYNs and one-second retransmits. Linux lets listen() be called again on a listening
+// socket to change its backlog; cpp-httplib does not expose the socket, so find it by its port.
+void RaiseListenBacklog(int port) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  while (dirent* entry = ::readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    if (fd <= STDERR_FILENO || fd == ::dirfd(dir)) continue;
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr = {};
+    socklen_t addr_len = sizeof(addr);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6)
+      bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+FakeServer::FakeServer(Options options) : options_(std::move(options)) {
+  const size_t threads = static_cast<size_t>(options_.http_threads);
+  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    // Readiness probes poll /health every few milliseconds; logging them would drown the log.
+    if (req.path == "/health") return;
+    LogLine("srv  log_server_r: request: " + req.method + " " + req.path + " " + req.remote_addr +
+            " " + std::to_string(res.status));
+  });
+  server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;  // a handler already wrote its own error body
+    if (res.status == 404) {
+      SendError(res, 404, "File Not Found", "not_found_error");
+    } else {
+      SendError(res, res.status, "HTTP status " + std::to_string(res.status), "server_error");
+    }
+  });
+  server_.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string message = "unknown error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          message = e.what();
+        } catch (...) {
+        }
+        SendError(res, 500, message, "server_error");
+      });
+  RegisterRoutes();
+}
+
+int FakeServer::Bind() {
+  int port = -1;
+  if (options_.port == 0) {
+    port = server_.bind_to_any_port(options_.host);
+  } else if (server_.bind_to_port(options_.host, options_.port)) {
+    port = options_.port;
+  }
+  if (port > 0) RaiseListenBacklog(port);
+  return port;
+}
+
+void FakeServer::Serve() { server_.listen_after_bind(); }
+
+void FakeServer::AddRoute(const char* method, const char* pattern, RouteKind kind,
+                          Handler handler) {
+  auto wrapped = [this, kind, handler = std::move(handler)](const httplib::Request& req,
+                                                            httplib::Response& res) {
+    if (kind != RouteKind::kIntrospection) Record(req);
+    if (kind == RouteKind::kModel && !ready_) {
+      SendError(res, 503, "Loading model", "unavailable_error");
+      return;
+    }
+    handler(req, res);
+  };
+  const std::string m = method;
+  if (m == "GET") {
+    server_.Get(pattern, wrapped);
+  } else if (m == "POST") {
+    server_.Post(pattern, wrapped);
+  }
+}
+
+void FakeServer::RegisterRoutes() {
+  using R = RouteKind;
+  using Req = httplib::Request;
+  using Res = httplib::Response;
+  AddRoute("GET", "/health", R::kIntrospection, [this](const Req&, Res& res) {
+    if (ready_) {
+      SendJson(res, 200, {{"status", "ok"}});
+    } else {
+      SendError(res, 503, "Loading model", "unavailable_error");
+    }
+  });
+  for (const char* path : {"/v1/models", "/models"}) {
+    AddRoute("GET", path, R::kPlain,
+             [this](const Req&, Res& res) { SendJson(res, 200, ModelsJson()); });
+  }
+  AddRoute("GET", "/props", R::kPlain,
+           [this](const Req&, Res& res) { SendJson(res, 200, PropsJson()); });
+
+  const std::pair<const char*, CompletionApi> completion_routes[] = {
+      {"/v1/chat/completions", CompletionApi::kChat}, {"/chat/completions", CompletionApi::kChat},
+      {"/v1/completions", CompletionApi::kText},      {"/completions", CompletionApi::kText},
+      {"/completion", CompletionApi::kNative},
+  };
+  for (const auto& [path, api] : completion_routes) {
+    AddRoute("POST", path, R::kModel, [this, api = api](const Req& req, Res& res) {
+      HandleCompletion(req, res, api, CountModelRequest());
+    });
+  }
+  for (const char* path : {"/v1/embeddings", "/embeddings"}) {
+    AddRoute("POST", path, R::kModel, [this](const Req& req, Res& res) {
+      if (CountModelRequest()) Crash("embeddings request");
+      HandleEmbeddings(req, res);
+    });
+  }
+  AddRoute("POST", "/v1/audio/transcriptions", R::kModel, [this](const Req& req, Res& res) {
+    if (CountModelRequest()) Crash("transcription request");
+    HandleTranscription(req, res);
+  });
+
+  // Test routes.
+  AddRoute("GET", "/env", R::kPlain,
+           [](const Req&, Res& res) { SendJson(res, 200, EnvironmentJson()); });
+  auto slow = [](const Req& req, Res& res) {
+    long ms = 0;
+    try {
+      ms = std::clamp(std::stol(req.get_param_value("ms")), 0L, 600000L);
+    } catch (const std::exception&) {
+      SendError(res, 400, "/slow needs ?ms=N", "invalid_request_error");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    SendJson(res, 200, {{"slept_ms", ms}});
+  };
+  AddRoute("GET", "/slow", R::kPlain, slow);
+  AddRoute("POST", "/slow", R::kPlain, slow);
+  AddRoute("GET", "/last-request", R::kIntrospection, [this](const Req&, Res& res) {
+    std::lock_guard<std::mutex> lock(mu_);
+    SendJson(res, 200, last_request_);
+  });
+  AddRoute("GET", "/stats", R::kIntrospection,
+           [this](const Req&, Res& res) { SendJson(res, 200, StatsJson()); });
+}
+
+void FakeServer::Record(const httplib::Request& req) {
+  json headers = json::object();
+  for (const auto& [name, value] : req.headers) {
+    if (!IsPseudoHeader(name)) headers[Lowercase(name)] = value;
+  }
+  json params = json::object();
+  for (const auto& [name, value] : req.params) params[name] = value;
+  const size_t q = req.target.find('?');
+  json record = {{"method", req.method},
+                 {"path", req.path},
+                 {"query", q == std::string::npos ? "" : req.target.substr(q + 1)},
+                 {"params", params},
+                 {"headers", headers},
+                 {"body", req.body}};
+  if (req.is_multipart_form_data()) {
+    json fields = json::object();
+    json files = json::object();
+    for (const auto& [name, part] : req.files) {
+      if (part.filename.empty()) {
+        fields[name] = part.content;
+      } else {
+        files[name] = {{"filename", part.filename},
+                       {"content_type", part.content_type},
+                       {"size", part.content.size()}};
+      }
+    }
+    record["fields"] = fields;
+    record["files"] = files;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  last_request_ = std::move(record);
+}
+
+bool FakeServer::CountModelRequest() {
+  const int n = ++model_requests_;
+  return options_.crash_after > 0 && n == options_.crash_after;
+}
+
+void FakeServer::Crash(const std::string& why) {
+  LogLine("fake: crashing on request " + std::to_string(options_.crash_after) + " (" + why +
+          ", --crash-after)");
+  ::_exit(3);
+}
+
+json FakeServer::ModelsJson() const {
+  const std::string& id = options_.ModelId();
+  json details = {{"parent_model", ""}, {"format", "gguf"},     {"family", ""},
+                  {"families", {""}},   {"parameter_size", ""}, {"quantization_level", ""}};
+  json ollama_style = {{"name", id},        {"model", id},       {"modified_at", ""},
+                       {"size", ""},        {"digest", ""},      {"type", "model"},
+                       {"description", ""}, {"tags", {""}},      {"capabilities", {"completion"}},
+                       {"parameters", ""},  {"details", details}};
+  json meta = {{"vocab_type", 2}, {"n_vocab", 32000},    {"n_ctx_train", options_.ctx_size},
+               {"n_embd", 16},    {"n_params", 1000000}, {"size", 1000000}};
+  json openai_style = {{"id", id},
+                       {"object", "model"},
+                       {"created", kStartTime},
+                       {"owned_by", "llamacpp"},
+                       {"meta", meta}};
+  return {{"models", {ollama_style}}, {"object", "list"}, {"data", {openai_style}}};
+}
+
+json FakeServer::PropsJson() const {
+  json params = {{"n_predict", options_.default_n_predict},
+                 {"temperature", 0.8},
+                 {"top_k", 40},
+                 {"top_p", 0.95},
+                 {"stream", false}};
+  return {{"default_generation_settings",
+           {{"id", 0},
+            {"id_task", -1},
+            {"n_ctx", options_.ctx_size},
+            {"speculative", false},
+            {"is_processing", false},
+            {"params", params}}},
+          {"total_slots", 1},
+          {"model_alias", options_.ModelId()},
+          {"model_path", options_.model},
+          {"modalities", {{"vision", false}, {"audio", false}}},
+          {"chat_template", "{% for m in messages %}{{ m.content }}{% endfor %}"},
+          {"bos_token", "<s>"},
+          {"eos_token", "</s>"},
+          {"build_info", "b0000-fake"}};
+}
+
+json FakeServer::StatsJson() const {
+  return {{"requests", model_requests_.load()},
+          {"active_streams", active_streams_.load()},
+          {"completed_streams", completed_streams_.load()},
+          {"cancelled_streams", cancelled_streams_.load()}};
+}
+
+}  // namespace fake_backend
