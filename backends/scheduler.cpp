@@ -1,0 +1,326 @@
+#include "backends/scheduler.h"
+
+#include <algorithm>
+
+#include "backends/scheduler_policy.h"
+
+namespace swapd {
+namespace {
+
+std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
+
+}  // namespace
+
+const char* ToString(ModelPhase phase) {
+  switch (phase) {
+    case ModelPhase::kStopped:
+      return "stopped";
+    case ModelPhase::kStarting:
+      return "starting";
+    case ModelPhase::kReady:
+      return "ready";
+    case ModelPhase::kStopping:
+      return "stopping";
+  }
+  return "unknown";
+}
+
+Scheduler::Scheduler(const Config& config, SchedulerEffects* effects) : effects_(effects) {
+  auto conflicts = ComputeConflicts(config);
+  for (const auto& [id, model] : config.models) {
+    ModelState& m = models_[id];
+    m.concurrency_limit = model.concurrency_limit;
+    m.ttl = model.ttl;
+    m.conflicts = std::move(conflicts[id]);
+  }
+}
+
+// ---- Events
+
+void Scheduler::RequestArrived(RequestId id, const std::string& model) {
+  if (shutting_down_) {
+    effects_->Reject(id, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));
+    return;
+  }
+  ModelState* m = Find(model);
+  if (m == nullptr) {
+    effects_->Reject(id, Status::Error(ErrorCode::kNotFound, Quoted(model) + " not found"));
+    return;
+  }
+  if (m->concurrency_limit > 0 && static_cast<int>(m->admitted.size()) >= m->concurrency_limit) {
+    effects_->Reject(id, Status::Error(ErrorCode::kTooManyRequests,
+                                       Quoted(model) + ": concurrency limit " +
+                                           std::to_string(m->concurrency_limit) + " reached"));
+    return;
+  }
+  auto batch = FindBatch(model);
+  if (batch == queue_.end() && m->phase == ModelPhase::kReady && ConflictsStopped(*m)) {
+    // The fast path: the model serves now unless a queued swap waits for it to stop, in which
+    // case it may still skip the queue a bounded number of times.
+    const bool blocked = BlockedByQueue(model, queue_.end());
+    if (!blocked || m->bypassed < kMaxBypass) {
+      m->bypassed = blocked ? m->bypassed + 1 : 0;
+      m->admitted.insert(id);
+      admitted_[id] = model;
+      effects_->Admit(id);
+      return;
+    }
+  }
+  if (batch == queue_.end()) batch = queue_.insert(queue_.end(), Batch{model, {}, false});
+  batch->requests.push_back(id);
+  queued_[id] = model;
+  Pump();
+}
+
+bool Scheduler::RequestWithdrawn(RequestId id) {
+  auto q = queued_.find(id);
+  if (q == queued_.end()) return false;
+  auto batch = FindBatch(q->second);
+  queued_.erase(q);
+  if (batch != queue_.end()) {
+    batch->requests.remove(id);
+    if (batch->requests.empty() && !batch->preload) queue_.erase(batch);
+  }
+  Pump();
+  return true;
+}
+
+void Scheduler::RequestFinished(RequestId id, SchedulerTime now) {
+  auto a = admitted_.find(id);
+  if (a == admitted_.end()) return;
+  ModelState& m = models_.at(a->second);
+  admitted_.erase(a);
+  m.admitted.erase(id);
+  if (m.admitted.empty()) m.idle_since = now;
+  Pump();
+}
+
+void Scheduler::StartFinished(const std::string& model, const Status& result, SchedulerTime now) {
+  ModelState* m = Find(model);
+  if (m == nullptr || !m->start_pending) return;
+  m->start_pending = false;
+  if (m->phase == ModelPhase::kStopping) {
+    // A stop cancelled this start; its waiters stay queued and start the model again.
+    if (!m->stop_pending) BecomeStopped(*m);
+  } else if (result.ok()) {
+    m->phase = ModelPhase::kReady;
+    m->idle_since = now;
+    m->bypassed = 0;
+  } else {
+    m->phase = ModelPhase::kStopped;
+    auto batch = FindBatch(model);
+    if (batch != queue_.end()) {
+      RejectBatch(*batch, Status::Error(ErrorCode::kBackendFailed,
+                                        Quoted(model) + " failed to start: " + result.message()));
+      queue_.erase(batch);
+    }
+  }
+  Pump();
+}
+
+void Scheduler::StopFinished(const std::string& model) {
+  ModelState* m = Find(model);
+  if (m == nullptr || !m->stop_pending) return;
+  m->stop_pending = false;
+  if (!m->start_pending) BecomeStopped(*m);
+  Pump();
+}
+
+void Scheduler::BackendExited(const std::string& model) {
+  ModelState* m = Find(model);
+  if (m == nullptr || m->phase != ModelPhase::kReady) return;
+  BecomeStopped(*m);
+  Pump();
+}
+
+void Scheduler::Unload(const std::string& model) {
+  for (auto& [id, m] : models_) {
+    if (!model.empty() && id != model) continue;
+    if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) IssueStop(id);
+  }
+  Pump();
+}
+
+void Scheduler::Preload(const std::vector<std::string>& models) {
+  if (shutting_down_) return;
+  for (const std::string& id : models) {
+    if (Find(id) == nullptr) continue;
+    auto batch = FindBatch(id);
+    if (batch == queue_.end()) {
+      queue_.push_back(Batch{id, {}, true});
+    } else {
+      batch->preload = true;
+    }
+  }
+  Pump();
+}
+
+void Scheduler::Tick(SchedulerTime now) {
+  if (shutting_down_) return;
+  for (auto& [id, m] : models_) {
+    if (m.phase != ModelPhase::kReady || !m.admitted.empty() || m.ttl.count() <= 0) continue;
+    if (FindBatch(id) != queue_.end()) continue;
+    if (m.idle_since + m.ttl <= now) IssueStop(id);
+  }
+}
+
+void Scheduler::Shutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  for (Batch& b : queue_) {
+    RejectBatch(b, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));
+  }
+  queue_.clear();
+  for (auto& [id, m] : models_) {
+    if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) IssueStop(id);
+  }
+}
+
+// ---- Queries
+
+std::optional<SchedulerTime> Scheduler::NextDeadline() const {
+  std::optional<SchedulerTime> next;
+  if (shutting_down_) return next;
+  for (const auto& [id, m] : models_) {
+    if (m.phase != ModelPhase::kReady || !m.admitted.empty() || m.ttl.count() <= 0) continue;
+    if (std::any_of(queue_.begin(), queue_.end(), [&](const Batch& b) { return b.model == id; })) {
+      continue;
+    }
+    SchedulerTime due = m.idle_since + m.ttl;
+    if (!next || due < *next) next = due;
+  }
+  return next;
+}
+
+ModelPhase Scheduler::Phase(const std::string& model) const {
+  const ModelState* m = Find(model);
+  return m == nullptr ? ModelPhase::kStopped : m->phase;
+}
+
+int Scheduler::InFlight(const std::string& model) const {
+  const ModelState* m = Find(model);
+  return m == nullptr ? 0 : static_cast<int>(m->admitted.size());
+}
+
+int Scheduler::Queued(const std::string& model) const {
+  for (const Batch& b : queue_) {
+    if (b.model == model) return static_cast<int>(b.requests.size());
+  }
+  return 0;
+}
+
+uint64_t Scheduler::StopsCompleted(const std::string& model) const {
+  const ModelState* m = Find(model);
+  return m == nullptr ? 0 : m->stops_completed;
+}
+
+bool Scheduler::AllStopped() const {
+  return std::all_of(models_.begin(), models_.end(),
+                     [](const auto& entry) { return entry.second.phase == ModelPhase::kStopped; });
+}
+
+// ---- Decisions
+
+void Scheduler::Pump() {
+  if (shutting_down_) return;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (!BlockedByQueue(it->model, it) && Advance(*it) && it->requests.empty()) {
+      it = queue_.erase(it);  // served
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool Scheduler::Advance(Batch& b) {
+  ModelState& target = models_.at(b.model);
+  bool clear = true;
+  for (const std::string& other_id : target.conflicts) {
+    ModelState& other = models_.at(other_id);
+    if (other.phase == ModelPhase::kStopped) continue;
+    clear = false;
+    // Never stop a model with requests in flight: its last RequestFinished pumps again.
+    if (other.phase == ModelPhase::kReady && other.admitted.empty()) IssueStop(other_id);
+  }
+  if (!clear) return false;
+  if (target.phase == ModelPhase::kStopped) IssueStart(b.model);
+  if (target.phase != ModelPhase::kReady) return false;
+  while (!b.requests.empty() &&
+         (target.concurrency_limit <= 0 ||
+          static_cast<int>(target.admitted.size()) < target.concurrency_limit)) {
+    RequestId id = b.requests.front();
+    b.requests.pop_front();
+    queued_.erase(id);
+    target.admitted.insert(id);
+    admitted_[id] = b.model;
+    effects_->Admit(id);
+  }
+  return true;
+}
+
+// True when a batch before `end` wants the opposite of what running `model` needs: to stop
+// `model`, or to run a model that `model` stops.
+bool Scheduler::BlockedByQueue(const std::string& model,
+                               std::list<Batch>::const_iterator end) const {
+  const std::set<std::string>& stops = models_.at(model).conflicts;
+  for (auto it = queue_.begin(); it != end; ++it) {
+    if (it->model == model) continue;
+    if (stops.count(it->model) != 0 || models_.at(it->model).conflicts.count(model) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Scheduler::ConflictsStopped(const ModelState& m) const {
+  return std::all_of(m.conflicts.begin(), m.conflicts.end(), [&](const std::string& other) {
+    return models_.at(other).phase == ModelPhase::kStopped;
+  });
+}
+
+void Scheduler::IssueStart(const std::string& model) {
+  ModelState& m = models_.at(model);
+  m.phase = ModelPhase::kStarting;
+  m.start_pending = true;
+  effects_->StartModel(model);
+}
+
+void Scheduler::IssueStop(const std::string& model) {
+  ModelState& m = models_.at(model);
+  m.phase = ModelPhase::kStopping;
+  m.stop_pending = true;
+  effects_->StopModel(model);
+}
+
+void Scheduler::BecomeStopped(ModelState& m) {
+  m.phase = ModelPhase::kStopped;
+  for (RequestId id : m.admitted) admitted_.erase(id);
+  m.admitted.clear();
+  m.bypassed = 0;
+  ++m.stops_completed;
+}
+
+std::list<Scheduler::Batch>::iterator Scheduler::FindBatch(const std::string& model) {
+  return std::find_if(queue_.begin(), queue_.end(),
+                      [&](const Batch& b) { return b.model == model; });
+}
+
+void Scheduler::RejectBatch(Batch& b, const Status& why) {
+  for (RequestId id : b.requests) {
+    queued_.erase(id);
+    effects_->Reject(id, why);
+  }
+  b.requests.clear();
+}
+
+Scheduler::ModelState* Scheduler::Find(const std::string& model) {
+  auto it = models_.find(model);
+  return it == models_.end() ? nullptr : &it->second;
+}
+
+const Scheduler::ModelState* Scheduler::Find(const std::string& model) const {
+  auto it = models_.find(model);
+  return it == models_.end() ? nullptr : &it->second;
+}
+
+}  // namespace swapd

@@ -1,0 +1,151 @@
+// Scheduler: the pure state machine that decides which models run. Events come in (a request
+// arrived, finished or gave up; a start or stop finished; a backend exited; unload, preload,
+// shutdown; time passed) and effects go out through SchedulerEffects (start or stop a model, admit
+// or reject a request). It never blocks, never logs, never reads a clock: time is an argument.
+// Not thread safe: the caller serializes every call (the Router holds one mutex around it).
+//
+// Decisions (see also DESIGN.md "Group semantics"):
+// - Queue: requests that cannot be admitted at once wait in one FIFO of batches, one batch per
+//   model, in order of the batch's first request (arrivals A B A B are served A A B B). A batch
+//   acts when no earlier batch wants the opposite (to stop its model, or to run one it stops);
+//   batches with disjoint effects proceed in parallel. Its stops are issued first (a model with
+//   requests in flight is stopped only once they finish); its start begins when all stops are
+//   done; its requests are admitted once its model is ready and no conflicting model runs.
+// - Starvation bound: a request for a ready model that an earlier batch wants stopped skips the
+//   queue at most kMaxBypass times in a row; later ones queue behind the swap.
+// - concurrencyLimit: a request arriving while the model has `limit` requests in flight is
+//   rejected at once with kTooManyRequests (as llama-swap answers 429 at once). Requests waiting
+//   in the queue do not count as in flight and are never rejected for the limit later: they are
+//   admitted in order as slots free up, bounded by the caller's deadline.
+// - A failed start rejects every request of the model's batch (kBackendFailed with the reason);
+//   the next request starts the model again. A backend that exits while ready becomes stopped.
+// - Unload stops at once, in-flight requests or not (they are detached: their RequestFinished is
+//   ignored; the proxy sees the backend go away). A starting model is stopped too (the start is
+//   cancelled). Queued requests are kept: they start the model again once the stop completes.
+// - Preload queues a batch without requests per model, in order: conflicting preloads run one
+//   after the other, so the later one wins (as llama-swap's sequential preload does).
+// - TTL: a ready model with no request in flight and none queued is stopped ttl after it became
+//   ready or after its last request finished.
+// - Shutdown rejects every queued request with kUnavailable, stops every model, admits nothing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/status.h"
+
+namespace swapd {
+
+using RequestId = uint64_t;
+using SchedulerTime = std::chrono::steady_clock::time_point;
+
+// Where the Scheduler's decisions go. Called synchronously from inside a Scheduler event; an
+// implementation must not call back into the Scheduler from these methods.
+class SchedulerEffects {
+ public:
+  virtual ~SchedulerEffects() = default;
+  // Start the model's backend; answer later with Scheduler::StartFinished.
+  virtual void StartModel(const std::string& model) = 0;
+  // Stop the model's backend (also when it is starting); answer later with StopFinished.
+  virtual void StopModel(const std::string& model) = 0;
+  // The request is in flight now; it ends with Scheduler::RequestFinished.
+  virtual void Admit(RequestId request) = 0;
+  // The request failed; the Scheduler has forgotten it.
+  virtual void Reject(RequestId request, const Status& why) = 0;
+};
+
+// A model's life as the Scheduler sees it.
+enum class ModelPhase { kStopped, kStarting, kReady, kStopping };
+const char* ToString(ModelPhase phase);
+
+class Scheduler {
+ public:
+  // Fast-path admissions allowed to a model that a queued swap waits to stop.
+  static constexpr int kMaxBypass = 8;
+
+  // Does not own `effects`, which must outlive the Scheduler.
+  Scheduler(const Config& config, SchedulerEffects* effects);
+
+  // ---- Events. Each may emit effects before it returns.
+  // A request for `model` (an id). Admitted, rejected, or queued. `id` must be new.
+  void RequestArrived(RequestId id, const std::string& model);
+  // A queued request gives up (deadline, client gone). False if it was not queued (then it was
+  // already admitted or rejected).
+  bool RequestWithdrawn(RequestId id);
+  // An admitted request ended. Unknown or detached ids are ignored.
+  void RequestFinished(RequestId id, SchedulerTime now);
+  void StartFinished(const std::string& model, const Status& result, SchedulerTime now);
+  void StopFinished(const std::string& model);
+  // The backend exited on its own (crash). Ignored unless the model is ready.
+  void BackendExited(const std::string& model);
+  // Stops `model`, or every model when empty. Unknown ids are ignored.
+  void Unload(const std::string& model);
+  // Starts `models` in order, honouring groups. Unknown ids are ignored.
+  void Preload(const std::vector<std::string>& models);
+  // Time passed: applies TTLs due at `now`.
+  void Tick(SchedulerTime now);
+  void Shutdown();
+
+  // ---- Queries. Unknown models read as stopped and empty.
+  // When Tick should next be called; nullopt when no TTL is pending.
+  std::optional<SchedulerTime> NextDeadline() const;
+  ModelPhase Phase(const std::string& model) const;
+  int InFlight(const std::string& model) const;
+  int Queued(const std::string& model) const;
+  // How many times the model reached kStopped from kStopping (Unload waits for this to move).
+  uint64_t StopsCompleted(const std::string& model) const;
+  // Every model stopped, no start or stop outstanding.
+  bool AllStopped() const;
+  bool shutting_down() const { return shutting_down_; }
+
+ private:
+  struct ModelState {
+    int concurrency_limit = 0;
+    std::chrono::seconds ttl{0};
+    std::set<std::string> conflicts;  // must be stopped for this model to run
+    ModelPhase phase = ModelPhase::kStopped;
+    bool start_pending = false;  // a StartModel effect has not been answered yet
+    bool stop_pending = false;   // a StopModel effect has not been answered yet
+    std::set<RequestId> admitted;
+    int bypassed = 0;  // fast-path admissions in a row while a swap wanted it stopped
+    SchedulerTime idle_since;
+    uint64_t stops_completed = 0;
+  };
+  struct Batch {
+    std::string model;
+    std::list<RequestId> requests;  // FIFO
+    bool preload = false;           // kept until the model runs, even without requests
+  };
+
+  // Walks the queue once, in order, letting every batch that is not blocked make progress.
+  void Pump();
+  // Issues the stops and the start batch `b` needs; admits its requests when its model can
+  // serve. Returns true when the model is ready and nothing conflicting runs.
+  bool Advance(Batch& b);
+  bool BlockedByQueue(const std::string& model, std::list<Batch>::const_iterator end) const;
+  bool ConflictsStopped(const ModelState& m) const;
+  void IssueStart(const std::string& model);
+  void IssueStop(const std::string& model);
+  // The model has no process left: detach its requests, count the stop.
+  void BecomeStopped(ModelState& m);
+  std::list<Batch>::iterator FindBatch(const std::string& model);
+  void RejectBatch(Batch& b, const Status& why);
+  ModelState* Find(const std::string& model);
+  const ModelState* Find(const std::string& model) const;
+
+  SchedulerEffects* const effects_;
+  std::map<std::string, ModelState> models_;
+  std::list<Batch> queue_;
+  std::map<RequestId, std::string> queued_;    // queued request -> model
+  std::map<RequestId, std::string> admitted_;  // in-flight request -> model
+  bool shutting_down_ = false;
+};
+
+}  // namespace swapd

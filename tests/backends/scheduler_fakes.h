@@ -1,0 +1,70 @@
+// Test helpers for the Scheduler: a fake Effects that records every effect in order, and a small
+// builder of Config structs (models with groups, limits and TTLs). Single-threaded, tests only.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/scheduler.h"
+#include "config/config.h"
+
+namespace swapd::testing {
+
+class FakeEffects : public SchedulerEffects {
+ public:
+  void StartModel(const std::string& model) override { log_.push_back("start " + model); }
+  void StopModel(const std::string& model) override { log_.push_back("stop " + model); }
+  void Admit(RequestId request) override { log_.push_back("admit " + std::to_string(request)); }
+  void Reject(RequestId request, const Status& why) override {
+    log_.push_back("reject " + std::to_string(request));
+    rejected_[request] = why;
+  }
+
+  // The effects since the last Take(), in order.
+  std::vector<std::string> Take() { return std::exchange(log_, {}); }
+  const Status& Rejection(RequestId request) { return rejected_.at(request); }
+
+ private:
+  std::vector<std::string> log_;
+  std::map<RequestId, Status> rejected_;
+};
+
+class ConfigBuilder {
+ public:
+  ConfigBuilder& Model(const std::string& id, const std::string& group = "", int limit = 10,
+                       int ttl_seconds = 0) {
+    ModelConfig& m = config_.models[id];
+    m.id = id;
+    m.group = group.empty() ? std::string(kDefaultGroup) : group;
+    m.concurrency_limit = limit;
+    m.ttl = std::chrono::seconds(ttl_seconds);
+    m.proxy = "http://127.0.0.1:1/" + id;
+    GroupConfig& g = config_.groups[m.group];
+    g.name = m.group;
+    g.members.push_back(id);
+    return *this;
+  }
+  ConfigBuilder& Group(const std::string& name, bool swap, bool exclusive, bool persistent) {
+    GroupConfig& g = config_.groups[name];
+    g.name = name;
+    g.swap = swap;
+    g.exclusive = exclusive;
+    g.persistent = persistent;
+    return *this;
+  }
+  ConfigBuilder& Preload(std::vector<std::string> ids) {
+    config_.preload = std::move(ids);
+    return *this;
+  }
+  Config Build() const { return config_; }
+
+ private:
+  Config config_;
+};
+
+using Log = std::vector<std::string>;
+
+}  // namespace swapd::testing
