@@ -1,0 +1,351 @@
+#include "config/config_reader.h"
+
+#include <algorithm>
+#include <array>
+
+#include "config/field_reader.h"
+#include "config/schema_keys.h"
+
+namespace swapd {
+namespace {
+
+constexpr std::array<std::string_view, 4> kLogLevels = {"debug", "info", "warn", "error"};
+constexpr std::array<std::string_view, 4> kLogToStdout = {"proxy", "upstream", "both", "none"};
+
+template <size_t N>
+bool OneOf(const std::string& v, const std::array<std::string_view, N>& values) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+class ConfigReader {
+ public:
+  ConfigReader(bool strict, DiagnosticSink& sink) : fields_(strict, sink), sink_(sink) {}
+
+  RawConfig Read(const YamlNode& root) {
+    RawConfig raw;
+    if (root.is_null()) return raw;
+    if (!root.is_map()) {
+      sink_.Error(root.pos, "the config must be a map of settings, got " + Describe(root));
+      return raw;
+    }
+    fields_.CheckKeys(root, TopLevelKeys(), "", "");
+    const YamlEntry* top_groups = nullptr;
+    const YamlEntry* routing = nullptr;
+    for (const auto& e : root.entries) {
+      const std::string& key = e.key->value;
+      if (key == "macros") {
+        raw.macros = ReadMacros(*e.value, "", sink_);
+      } else if (key == "models") {
+        ReadModels(e, raw);
+      } else if (key == "groups") {
+        top_groups = &e;
+      } else if (key == "routing") {
+        routing = &e;
+      } else if (key == "hooks") {
+        ReadHooks(e, raw);
+      } else if (key == "apiKeys") {
+        raw.api_keys = fields_.TextList(e, "");
+      } else {
+        ReadSetting(e, raw.globals);
+      }
+    }
+    ReadRouting(root, top_groups, routing, raw);
+    fields_.ReportUnsupported();
+    return raw;
+  }
+
+ private:
+  void ReadSetting(const YamlEntry& e, Config& c) {
+    const std::string& key = e.key->value;
+    if (key == "healthCheckTimeout") {
+      if (auto v = fields_.Int(e, "")) {
+        if (*v < 15) {
+          sink_.Hint(e.value->pos,
+                     "healthCheckTimeout " + std::to_string(*v) +
+                         " is raised to 15 seconds, the minimum (as llama-swap does)");
+          *v = 15;
+        }
+        c.health_check_timeout = std::chrono::seconds(*v);
+      }
+    } else if (key == "logLevel") {
+      if (auto v = fields_.Text(e, "")) {
+        if (OneOf(v->text, kLogLevels)) {
+          c.log_level = v->text;
+        } else {
+          sink_.Error(e.value->pos,
+                      "logLevel: must be one of debug, info, warn, error; got \"" + v->text + "\"");
+        }
+      }
+    } else if (key == "logToStdout") {
+      if (auto v = fields_.Text(e, "")) {
+        if (OneOf(v->text, kLogToStdout)) {
+          c.log_to_stdout = v->text;
+        } else {
+          sink_.Error(
+              e.value->pos,
+              "logToStdout: must be one of proxy, upstream, both, none; got \"" + v->text + "\"");
+        }
+      }
+    } else if (key == "startPort") {
+      if (auto v = fields_.Int(e, "")) {
+        if (*v < 1 || *v > 65535) {
+          sink_.Error(e.value->pos,
+                      "startPort: must be between 1 and 65535, got " + std::to_string(*v));
+        } else {
+          c.start_port = static_cast<int>(*v);
+        }
+      }
+    } else if (key == "globalTTL") {
+      if (auto v = fields_.Int(e, "")) {
+        if (*v < 0) {
+          sink_.Error(e.value->pos,
+                      "globalTTL: must be >= 0 (0 = never unload), got " + std::to_string(*v));
+        } else {
+          c.global_ttl = std::chrono::seconds(*v);
+        }
+      }
+    } else if (key == "unloadTimeout") {
+      if (auto v = fields_.Int(e, "")) {
+        if (*v < 0) {
+          sink_.Error(e.value->pos, "unloadTimeout: must be >= 0, got " + std::to_string(*v));
+        } else {
+          c.unload_timeout = std::chrono::seconds(*v == 0 ? 10 : *v);  // 0 = the default
+        }
+      }
+    } else if (key == "sendLoadingState") {
+      if (auto v = fields_.Bool(e, "")) c.send_loading_state = *v;
+    } else if (key == "includeAliasesInList") {
+      if (auto v = fields_.Bool(e, "")) c.include_aliases_in_list = *v;
+    }
+  }
+
+  void ReadHooks(const YamlEntry& e, RawConfig& raw) {
+    if (!fields_.IsMapOrError(e, "")) return;
+    fields_.CheckKeys(*e.value, HooksKeys(), "", "hooks.");
+    const YamlEntry* on_startup = e.value->Find("on_startup");
+    if (!on_startup || !fields_.IsMapOrError(*on_startup, "hooks: ")) return;
+    fields_.CheckKeys(*on_startup->value, OnStartupKeys(), "", "hooks.on_startup.");
+    if (const YamlEntry* preload = on_startup->value->Find("preload")) {
+      raw.preload = fields_.TextList(*preload, "hooks.on_startup: ");
+    }
+  }
+
+  void ReadModels(const YamlEntry& e, RawConfig& raw) {
+    if (!fields_.IsMapOrError(e, "")) return;
+    for (const auto& m : e.value->entries) {
+      if (!m.key->is_scalar()) {
+        sink_.Error(m.key->pos, "models: a model id must be a plain name, not " +
+                                    std::string(KindName(m.key->kind)));
+        continue;
+      }
+      raw.models.push_back(ReadModel(m));
+    }
+  }
+
+  RawModel ReadModel(const YamlEntry& m) {
+    RawModel model;
+    model.id = m.key->value;
+    model.pos = m.key->pos;
+    const std::string ctx = ModelLabel(model.id) + ": ";
+    if (m.value->is_null()) {
+      sink_.Error(m.key->pos, ctx + "has no settings (cmd is required)");
+      return model;
+    }
+    if (!m.value->is_map()) {
+      sink_.Error(m.value->pos, ctx + "expected a map of settings, got " + Describe(*m.value));
+      return model;
+    }
+    fields_.CheckKeys(*m.value, ModelKeys(), ctx, "models.*.");
+    for (const auto& e : m.value->entries) {
+      const std::string& key = e.key->value;
+      auto text = [&](RawText& out) {
+        if (auto v = fields_.Text(e, ctx)) out = *v;
+      };
+      if (key == "cmd") {
+        text(model.cmd);
+      } else if (key == "cmdStop") {
+        text(model.cmd_stop);
+      } else if (key == "proxy") {
+        text(model.proxy);
+      } else if (key == "checkEndpoint") {
+        text(model.check_endpoint);
+      } else if (key == "name") {
+        text(model.name);
+      } else if (key == "description") {
+        text(model.description);
+      } else if (key == "useModelName") {
+        text(model.use_model_name);
+      } else if (key == "aliases") {
+        ReadAliases(e, ctx, model);
+      } else if (key == "env") {
+        model.env = fields_.TextList(e, ctx);
+      } else if (key == "ttl") {
+        if (auto v = fields_.Int(e, ctx)) {
+          if (*v < -1) {
+            sink_.Error(e.value->pos, ctx +
+                                          "ttl: must be -1 (globalTTL), 0 (never) or a number "
+                                          "of seconds, got " +
+                                          std::to_string(*v));
+          } else {
+            model.ttl = *v;
+          }
+        }
+      } else if (key == "unloadTimeout") {
+        if (auto v = fields_.Int(e, ctx)) {
+          if (*v < 0) {
+            sink_.Error(e.value->pos,
+                        ctx + "unloadTimeout: must be >= 0, got " + std::to_string(*v));
+          } else {
+            model.unload_timeout = *v;
+          }
+        }
+      } else if (key == "concurrencyLimit") {
+        if (auto v = fields_.Int(e, ctx)) {
+          if (*v < 0) {
+            sink_.Error(e.value->pos, ctx +
+                                          "concurrencyLimit: must be > 0 (0 = the default, "
+                                          "10), got " +
+                                          std::to_string(*v));
+          } else {
+            model.concurrency_limit = *v;
+          }
+        }
+      } else if (key == "unlisted") {
+        if (auto v = fields_.Bool(e, ctx)) model.unlisted = *v;
+      } else if (key == "macros") {
+        model.macros = ReadMacros(*e.value, ctx, sink_);
+      } else if (key == "metadata") {
+        if (fields_.IsMapOrError(e, ctx)) model.metadata = e.value;
+      } else if (key == "filters") {
+        ReadFilters(e, ctx, model);
+      }
+    }
+    return model;
+  }
+
+  // Strings, or (newer llama-swap) maps with an `id`.
+  void ReadAliases(const YamlEntry& e, const std::string& ctx, RawModel& model) {
+    if (e.value->is_null()) return;
+    if (!e.value->is_sequence()) {
+      sink_.Error(e.value->pos, ctx + "aliases: expected a list, got " + Describe(*e.value));
+      return;
+    }
+    for (const auto& item : e.value->items) {
+      if (item->is_scalar()) {
+        model.aliases.push_back(RawText{item->value, item});
+      } else if (item->is_map() && item->Find("id") && item->Find("id")->value->is_scalar()) {
+        const YamlNodePtr& id = item->Find("id")->value;
+        model.aliases.push_back(RawText{id->value, id});
+        fields_.CheckKeys(*item, AliasKeys(), ctx + "alias " + id->value + ": ",
+                          "models.*.aliases.*.");
+      } else if (!item->is_null()) {
+        sink_.Error(item->pos,
+                    ctx + "aliases: expected a string in the list, got " + Describe(*item));
+      }
+    }
+  }
+
+  void ReadFilters(const YamlEntry& e, const std::string& ctx, RawModel& model) {
+    if (!fields_.IsMapOrError(e, ctx)) return;
+    const std::string fctx = ctx + "filters.";
+    fields_.CheckKeys(*e.value, FilterKeys(), ctx, "models.*.filters.");
+    for (const auto& f : e.value->entries) {
+      const std::string& key = f.key->value;
+      if (key == "stripParams" || (key == "strip_params" && !model.strip_params.present())) {
+        if (auto v = fields_.Text(f, fctx)) model.strip_params = *v;
+      } else if (key == "setParams") {
+        if (fields_.IsMapOrError(f, fctx)) model.set_params = f.value;
+      }
+    }
+  }
+
+  void ReadGroups(const YamlEntry& e, const std::string& where, RawConfig& raw) {
+    if (!fields_.IsMapOrError(e, where == "groups" ? "" : where + ": ")) return;
+    for (const auto& g : e.value->entries) {
+      RawGroup group;
+      group.name = g.key->value;
+      group.pos = g.key->pos;
+      const std::string ctx = "group \"" + group.name + "\": ";
+      if (g.value->is_null()) {
+        raw.groups.push_back(group);
+        continue;
+      }
+      if (!g.value->is_map()) {
+        sink_.Error(g.value->pos, ctx + "expected a map, got " + Describe(*g.value));
+        continue;
+      }
+      fields_.CheckKeys(*g.value, GroupKeys(), ctx, "groups.*.");
+      for (const auto& f : g.value->entries) {
+        const std::string& key = f.key->value;
+        if (key == "swap") {
+          if (auto v = fields_.Bool(f, ctx)) group.swap = *v;
+        } else if (key == "exclusive") {
+          if (auto v = fields_.Bool(f, ctx)) group.exclusive = *v;
+          group.exclusive_set = true;
+        } else if (key == "persistent") {
+          if (auto v = fields_.Bool(f, ctx)) group.persistent = *v;
+        } else if (key == "members") {
+          group.members = fields_.TextList(f, ctx);
+        }
+      }
+      raw.groups.push_back(std::move(group));
+    }
+  }
+
+  // Groups come from `groups:` or from `routing.router.settings.groups`, never both (llama-swap
+  // refuses a config that mixes the legacy keys and the routing block).
+  void ReadRouting(const YamlNode& root, const YamlEntry* top_groups, const YamlEntry* routing,
+                   RawConfig& raw) {
+    const YamlEntry* matrix = root.Find("matrix");
+    bool has_top_groups =
+        top_groups && top_groups->value->is_map() && !top_groups->value->entries.empty();
+    if (matrix && has_top_groups) {
+      sink_.Error(matrix->key->pos, "a config cannot use both groups and matrix");
+    }
+    if (has_top_groups)
+      ReadGroups(*top_groups, "groups", raw);
+    else if (top_groups)
+      fields_.IsMapOrError(*top_groups, "");
+
+    if (!routing || !fields_.IsMapOrError(*routing, "")) return;
+    fields_.CheckKeys(*routing->value, RoutingKeys(), "", "routing.");
+    const YamlEntry* router = routing->value->Find("router");
+    if (!router || !fields_.IsMapOrError(*router, "routing: ")) return;
+    fields_.CheckKeys(*router->value, RouterKeys(), "", "routing.router.");
+    if (has_top_groups || matrix) {
+      sink_.Error(router->key->pos, "routing.router cannot be used together with the top-level " +
+                                        std::string(has_top_groups ? "groups" : "matrix") +
+                                        " key: move them into routing.router.settings");
+      return;
+    }
+    std::string use = "group";
+    if (const YamlEntry* u = router->value->Find("use")) {
+      if (auto v = fields_.Text(*u, "routing.router.")) use = v->text;
+      if (use == "matrix") {
+        sink_.Warning(u->value->pos,
+                      "routing.router.use: matrix: not supported yet, ignored "
+                      "(every model swaps alone)");
+      } else if (use != "group") {
+        sink_.Error(u->value->pos,
+                    "routing.router.use: must be group or matrix, got \"" + use + "\"");
+      }
+    }
+    const YamlEntry* settings = router->value->Find("settings");
+    if (!settings || !fields_.IsMapOrError(*settings, "routing.router: ")) return;
+    fields_.CheckKeys(*settings->value, RouterSettingsKeys(), "", "routing.router.settings.");
+    if (const YamlEntry* groups = settings->value->Find("groups"); groups && use == "group") {
+      ReadGroups(*groups, "routing.router.settings.groups", raw);
+    }
+  }
+
+  FieldReader fields_;
+  DiagnosticSink& sink_;
+};
+
+}  // namespace
+
+RawConfig ReadConfigTree(const YamlNode& root, bool strict, DiagnosticSink& sink) {
+  return ConfigReader(strict, sink).Read(root);
+}
+
+}  // namespace swapd

@@ -1,0 +1,291 @@
+#include "config/model_builder.h"
+
+#include <algorithm>
+#include <set>
+
+#include "config/argv_split.h"
+#include "config/macros.h"
+#include "config/yaml_scalar.h"
+
+namespace swapd {
+namespace {
+
+constexpr std::string_view kDefaultProxy = "http://localhost:${PORT}";
+
+std::string Trim(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// One string field on its way from YAML to ModelConfig.
+struct Field {
+  std::string name;  // as in the config: "cmd", "env", "filters.setParams", ...
+  const RawText* raw = nullptr;
+  std::string text;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder(const RawModel& raw, const RawConfig& config, DiagnosticSink& sink)
+      : raw_(raw),
+        config_(config),
+        sink_(sink),
+        ctx_(ModelLabel(raw.id) + ": "),
+        macros_(MergeMacros(raw.id, config.macros, raw.macros)) {}
+
+  ModelConfig Build(int& next_port) {
+    ModelConfig m;
+    m.id = raw_.id;
+    m.pos = raw_.pos;
+
+    Field cmd{"cmd", &raw_.cmd, StripCommentLines(raw_.cmd.text)};
+    Field cmd_stop{"cmdStop", &raw_.cmd_stop, StripCommentLines(raw_.cmd_stop.text)};
+    Field proxy{"proxy", &raw_.proxy,
+                raw_.proxy.present() ? raw_.proxy.text : std::string(kDefaultProxy)};
+    Field check{"checkEndpoint", &raw_.check_endpoint,
+                raw_.check_endpoint.present() ? raw_.check_endpoint.text : "/health"};
+    Field name{"name", &raw_.name, raw_.name.text};
+    Field description{"description", &raw_.description, raw_.description.text};
+    Field use_model_name{"useModelName", &raw_.use_model_name, raw_.use_model_name.text};
+    Field strip{"filters.stripParams", &raw_.strip_params, raw_.strip_params.text};
+    std::vector<Field> env;
+    for (const auto& e : raw_.env) env.push_back(Field{"env", &e, e.text});
+    std::vector<Field*> fields = {&cmd,  &cmd_stop,    &proxy,          &check,
+                                  &name, &description, &use_model_name, &strip};
+    for (auto& e : env) fields.push_back(&e);
+
+    for (Field* f : fields) f->text = ExpandMacros(std::move(f->text), macros_);
+    nlohmann::json set_params = Json(raw_.set_params);
+    nlohmann::json metadata = Json(raw_.metadata);
+
+    // ${PORT} exists only for models whose cmd uses it (llama-swap's rule).
+    bool cmd_has_port = cmd.text.find("${PORT}") != std::string::npos;
+    if (cmd_has_port) {
+      m.port = next_port++;
+      if (m.port > 65535) {
+        sink_.Error(cmd.raw->Locate("${PORT}"), ctx_ + "${PORT} would be " +
+                                                    std::to_string(m.port) +
+                                                    ", above 65535: lower "
+                                                    "startPort");
+      }
+      const std::string port = std::to_string(m.port);
+      for (Field* f : fields) ReplaceAll(f->text, "${PORT}", port);
+      set_params = ExpandMacro(std::move(set_params), "PORT", m.port);
+      metadata = ExpandMacro(std::move(metadata), "PORT", m.port);
+    }
+
+    for (Field* f : fields) {
+      // A model without cmd is reported once, not again through its default proxy.
+      if (f == &proxy && !raw_.proxy.present() && Trim(cmd.text).empty()) continue;
+      CheckLeftovers(*f, f->text);
+    }
+    CheckLeftovers(Field{"filters.setParams", nullptr, ""}, set_params);
+    CheckLeftovers(Field{"metadata", nullptr, ""}, metadata);
+
+    BuildCommands(cmd, cmd_stop, m);
+    BuildEnv(env, m);
+    m.proxy = proxy.text;
+    while (m.proxy.size() > 1 && m.proxy.back() == '/') m.proxy.pop_back();
+    if (m.proxy.rfind("http://", 0) != 0 && m.proxy.rfind("https://", 0) != 0) {
+      sink_.Error(Pos(proxy),
+                  ctx_ + "proxy: must be an http:// or https:// URL, got \"" + proxy.text + "\"");
+    }
+    m.check_endpoint = check.text == "none" ? "" : check.text;
+    m.name = name.text;
+    m.description = description.text;
+    m.use_model_name = use_model_name.text;
+    for (const auto& a : raw_.aliases) m.aliases.push_back(a.text);
+    m.unlisted = raw_.unlisted;
+    m.ttl = raw_.ttl == -1 ? config_.globals.global_ttl : std::chrono::seconds(raw_.ttl);
+    m.unload_timeout = raw_.unload_timeout == 0 ? config_.globals.unload_timeout
+                                                : std::chrono::seconds(raw_.unload_timeout);
+    m.concurrency_limit =
+        raw_.concurrency_limit == 0 ? 10 : static_cast<int>(raw_.concurrency_limit);
+    m.strip_params = StripParams(strip.text);
+    m.set_params = SetParams(std::move(set_params));
+    m.metadata = metadata.is_object() ? std::move(metadata) : nlohmann::json::object();
+    HintStringBooleans(raw_.set_params, "filters.setParams");
+    HintStringBooleans(raw_.metadata, "metadata");
+    return m;
+  }
+
+ private:
+  Position Pos(const Field& f) const {
+    return f.raw && f.raw->present() ? f.raw->node->pos : raw_.pos;
+  }
+
+  nlohmann::json Json(const YamlNodePtr& node) const {
+    if (!node) return nlohmann::json::object();
+    return ExpandMacros(NodeToJson(*node), macros_);
+  }
+
+  void CheckLeftovers(const Field& f, const std::string& text) {
+    CheckRefs(f, FindMacroRefs(text));
+  }
+  void CheckLeftovers(const Field& f, const nlohmann::json& value) {
+    CheckRefs(f, FindMacroRefsInJson(value));
+  }
+  void CheckRefs(const Field& f, const std::vector<std::string>& refs) {
+    std::set<std::string> seen;
+    for (const auto& ref : refs) {
+      if (ref == "PID" && f.name == "cmdStop") continue;
+      if (!seen.insert(ref).second) continue;
+      ReportLeftover(f, ref);
+    }
+  }
+
+  void ReportLeftover(const Field& f, const std::string& ref) {
+    const std::string slug = "${" + ref + "}";
+    const YamlNodePtr& node = f.name == "filters.setParams" ? raw_.set_params
+                              : f.name == "metadata"        ? raw_.metadata
+                              : f.raw                       ? f.raw->node
+                                                            : nullptr;
+    Position pos = node ? node->Locate(slug) : raw_.pos;
+    std::string via;
+    // A reference that is not written in the field came from a macro's value: point there.
+    if (!node || !node->Mentions(slug)) {
+      for (const auto& macro : macros_) {
+        if (macro.node && macro.value.is_string() &&
+            macro.value.get<std::string>().find(slug) != std::string::npos) {
+          pos = macro.node->Locate(slug);
+          via = " (through macro \"" + macro.name + "\")";
+          break;
+        }
+      }
+    }
+    std::string message;
+    auto declared =
+        std::find_if(macros_.begin(), macros_.end(), [&](const Macro& m) { return m.name == ref; });
+    if (ref == "PID") {
+      message = slug + " in " + f.name + ": only cmdStop may use ${PID}";
+    } else if (ref == "PORT") {
+      message = f.name +
+                " uses ${PORT} but cmd does not: ${PORT} is only allocated to models "
+                "whose cmd uses it";
+      if (f.name == "proxy" && !raw_.proxy.present()) {
+        message =
+            "cmd does not use ${PORT}, so the default proxy (http://localhost:${PORT}) "
+            "has no port: set proxy, or use ${PORT} in cmd";
+      }
+    } else if (declared != macros_.end()) {
+      message = slug + " in " + f.name + via + " is not expanded: macro \"" + ref +
+                "\" is declared after the macro that uses it (a macro may only use macros "
+                "declared before it)";
+    } else {
+      message = "unknown macro " + slug + " in " + f.name + via;
+    }
+    sink_.Error(pos, ctx_ + message);
+  }
+
+  void BuildCommands(const Field& cmd, const Field& cmd_stop, ModelConfig& m) {
+    if (Trim(cmd.text).empty()) {
+      if (raw_.proxy.present()) {
+        sink_.Warning(Pos(cmd), ctx_ +
+                                    "has no cmd: it cannot be started, requests to it will "
+                                    "fail (llama-swap accepts such a config too)");
+      } else {
+        sink_.Error(Pos(cmd), ctx_ + "cmd is required");
+      }
+    } else {
+      HintWindowsPath();
+      auto argv = SplitCommand(cmd.text);
+      if (argv.ok()) {
+        m.argv = std::move(argv).value();
+      } else {
+        sink_.Error(Pos(cmd), ctx_ + "cmd: " + argv.status().message());
+      }
+    }
+    if (!Trim(StripCommentLines(cmd_stop.text)).empty()) {
+      auto argv = SplitCommand(cmd_stop.text);
+      if (argv.ok()) {
+        m.stop_argv = std::move(argv).value();
+      } else {
+        sink_.Error(Pos(cmd_stop), ctx_ + "cmdStop: " + argv.status().message());
+      }
+    }
+  }
+
+  void HintWindowsPath() {
+    if (HasWindowsPath(raw_.cmd.text)) {
+      sink_.Hint(raw_.cmd.node->pos, ctx_ + "cmd " + std::string(kWindowsPathHint));
+    }
+    for (const auto& macro : raw_.macros) {
+      if (macro.value.is_string() && HasWindowsPath(macro.value.get<std::string>())) {
+        sink_.Hint(macro.pos,
+                   ctx_ + "macro \"" + macro.name + "\" " + std::string(kWindowsPathHint));
+      }
+    }
+  }
+
+  void BuildEnv(const std::vector<Field>& env, ModelConfig& m) {
+    for (const auto& f : env) {
+      size_t eq = f.text.find('=');
+      if (eq == std::string::npos) {
+        sink_.Error(Pos(f), ctx_ + "env: \"" + f.text + "\" has no '=' (write " + f.text +
+                                "= to set it to the empty string)");
+        continue;
+      }
+      std::string key = Trim(f.text.substr(0, eq));
+      if (key.empty()) {
+        sink_.Error(Pos(f), ctx_ + "env: \"" + f.text + "\" has no variable name before '='");
+        continue;
+      }
+      m.env.emplace_back(key, f.text.substr(eq + 1));
+    }
+  }
+
+  // Comma separated; blanks, duplicates and "model" (never stripped) dropped; sorted.
+  static std::vector<std::string> StripParams(const std::string& text) {
+    std::set<std::string> params;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      std::string p = Trim(std::string_view(text).substr(start, comma - start));
+      if (!p.empty() && p != "model") params.insert(p);
+      start = comma + 1;
+    }
+    return {params.begin(), params.end()};
+  }
+
+  nlohmann::json SetParams(nlohmann::json params) {
+    if (!params.is_object()) return nlohmann::json::object();
+    if (params.contains("model")) {
+      const YamlEntry* e = raw_.set_params ? raw_.set_params->Find("model") : nullptr;
+      sink_.Warning(e ? e->key->pos : raw_.pos,
+                    ctx_ + "filters.setParams: model is never overridden, ignored");
+      params.erase("model");
+    }
+    return params;
+  }
+
+  // Go's YAML keeps `on`, `yes`, ... as strings; say so where the JSON type matters.
+  void HintStringBooleans(const YamlNodePtr& node, const std::string& where) {
+    if (!node) return;
+    if (node->is_scalar() && node->plain && Yaml11Bool(node->value)) {
+      sink_.Hint(node->pos, ctx_ + where + ": " + node->value + " is the string \"" + node->value +
+                                "\", not a boolean (as llama-swap reads it): write " +
+                                (*Yaml11Bool(node->value) ? "true" : "false") +
+                                " for a boolean, or quote it");
+    }
+    for (const auto& item : node->items) HintStringBooleans(item, where);
+    for (const auto& e : node->entries) HintStringBooleans(e.value, where);
+  }
+
+  const RawModel& raw_;
+  const RawConfig& config_;
+  DiagnosticSink& sink_;
+  const std::string ctx_;
+  const std::vector<Macro> macros_;
+};
+
+}  // namespace
+
+ModelConfig BuildModel(const RawModel& raw, const RawConfig& config, int& next_port,
+                       DiagnosticSink& sink) {
+  return ModelBuilder(raw, config, sink).Build(next_port);
+}
+
+}  // namespace swapd

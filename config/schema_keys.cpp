@@ -1,0 +1,161 @@
+#include "config/schema_keys.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <vector>
+
+namespace swapd {
+namespace {
+
+using K = std::string_view;
+
+constexpr std::array<K, 14> kTopSupported = {"healthCheckTimeout",
+                                             "logLevel",
+                                             "logToStdout",
+                                             "startPort",
+                                             "globalTTL",
+                                             "unloadTimeout",
+                                             "apiKeys",
+                                             "macros",
+                                             "hooks",
+                                             "models",
+                                             "groups",
+                                             "routing",
+                                             "sendLoadingState",
+                                             "includeAliasesInList"};
+constexpr std::array<K, 13> kTopUnsupported = {
+    "logRequests",   "logTimeFormat", "metricsMaxInMemory",
+    "captureBuffer", "store",         "ui",
+    "performance",   "profiles",      "matrix",
+    "peers",         "upstream",      "selectors",
+    "security"};
+
+constexpr std::array<K, 16> kModelSupported = {"cmd",
+                                               "cmdStop",
+                                               "proxy",
+                                               "aliases",
+                                               "env",
+                                               "checkEndpoint",
+                                               "ttl",
+                                               "unloadTimeout",
+                                               "unlisted",
+                                               "useModelName",
+                                               "name",
+                                               "description",
+                                               "concurrencyLimit",
+                                               "filters",
+                                               "macros",
+                                               "metadata"};
+constexpr std::array<K, 4> kModelUnsupported = {"sendLoadingState", "timeouts", "capabilities",
+                                                "healthCheckTimeout"};
+
+constexpr std::array<K, 3> kFilterSupported = {"stripParams", "setParams", "strip_params"};
+constexpr std::array<K, 2> kFilterUnsupported = {"setParamsByID", "setParamsByMatch"};
+
+constexpr std::array<K, 4> kGroupSupported = {"swap", "exclusive", "persistent", "members"};
+constexpr std::array<K, 1> kAliasSupported = {"id"};
+constexpr std::array<K, 2> kAliasUnsupported = {"name", "unlisted"};
+constexpr std::array<K, 1> kHooksSupported = {"on_startup"};
+constexpr std::array<K, 1> kOnStartupSupported = {"preload"};
+constexpr std::array<K, 1> kRoutingSupported = {"router"};
+constexpr std::array<K, 1> kRoutingUnsupported = {"scheduler"};
+constexpr std::array<K, 2> kRouterSupported = {"use", "settings"};
+constexpr std::array<K, 1> kRouterSettingsSupported = {"groups"};
+constexpr std::array<K, 1> kRouterSettingsUnsupported = {"matrix"};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+bool KeySet::IsSupported(std::string_view key) const {
+  return std::find(supported.begin(), supported.end(), key) != supported.end();
+}
+
+bool KeySet::IsUnsupported(std::string_view key) const {
+  return std::find(unsupported.begin(), unsupported.end(), key) != unsupported.end();
+}
+
+std::optional<std::string> KeySet::Suggest(std::string_view key) const {
+  const std::string lower = Lower(key);
+  std::optional<std::string> best;
+  size_t best_distance = 0;
+  for (auto list : {supported, unsupported}) {
+    for (K known : list) {
+      size_t d = EditDistance(lower, Lower(known));
+      if (!best || d < best_distance) {
+        best = std::string(known);
+        best_distance = d;
+      }
+    }
+  }
+  // Allow about one typo per four letters, at least one and at most three.
+  size_t allowed = std::clamp<size_t>(key.size() / 4, 1, 3);
+  if (best && best_distance <= allowed) return best;
+  return std::nullopt;
+}
+
+namespace {
+constexpr std::span<const K> kNone;
+}  // namespace
+
+const KeySet& TopLevelKeys() {
+  static const KeySet kSet{kTopSupported, kTopUnsupported};
+  return kSet;
+}
+const KeySet& ModelKeys() {
+  static const KeySet kSet{kModelSupported, kModelUnsupported};
+  return kSet;
+}
+const KeySet& FilterKeys() {
+  static const KeySet kSet{kFilterSupported, kFilterUnsupported};
+  return kSet;
+}
+const KeySet& GroupKeys() {
+  static const KeySet kSet{kGroupSupported, kNone};
+  return kSet;
+}
+const KeySet& AliasKeys() {
+  static const KeySet kSet{kAliasSupported, kAliasUnsupported};
+  return kSet;
+}
+const KeySet& HooksKeys() {
+  static const KeySet kSet{kHooksSupported, kNone};
+  return kSet;
+}
+const KeySet& OnStartupKeys() {
+  static const KeySet kSet{kOnStartupSupported, kNone};
+  return kSet;
+}
+const KeySet& RoutingKeys() {
+  static const KeySet kSet{kRoutingSupported, kRoutingUnsupported};
+  return kSet;
+}
+const KeySet& RouterKeys() {
+  static const KeySet kSet{kRouterSupported, kNone};
+  return kSet;
+}
+const KeySet& RouterSettingsKeys() {
+  static const KeySet kSet{kRouterSettingsSupported, kRouterSettingsUnsupported};
+  return kSet;
+}
+
+}  // namespace swapd

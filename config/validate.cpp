@@ -1,0 +1,159 @@
+#include "config/validate.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "config/argv_split.h"
+#include "config/macros.h"
+
+namespace swapd {
+namespace {
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+void LinkAliases(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+  for (const auto& model : raw.models) {
+    for (const auto& alias : model.aliases) {
+      const std::string ctx = ModelLabel(model.id) + ": alias \"" + alias.text + "\"";
+      if (alias.text.empty()) {
+        sink.Error(alias.node->pos, ModelLabel(model.id) + ": an alias cannot be empty");
+      } else if (config.models.count(alias.text)) {
+        sink.Error(alias.node->pos, ctx + " is the id of " +
+                                        (alias.text == model.id ? std::string("the model itself")
+                                                                : ModelLabel(alias.text)));
+      } else if (auto [it, inserted] = config.aliases.emplace(alias.text, model.id); !inserted) {
+        sink.Error(alias.node->pos, ctx + (it->second == model.id ? std::string(" is listed twice")
+                                                                  : " is already an alias of " +
+                                                                        ModelLabel(it->second)));
+      }
+    }
+  }
+}
+
+void LinkGroups(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+  std::map<std::string, std::string> group_of;  // model id -> group name
+  for (const auto& g : raw.groups) {
+    const std::string ctx = "group \"" + g.name + "\": ";
+    if (g.name == kDefaultGroup) {
+      sink.Error(g.pos, ctx + "the name " + std::string(kDefaultGroup) +
+                            " is reserved for the models in no group");
+      continue;
+    }
+    GroupConfig group{g.name, g.swap, g.exclusive, g.persistent, {}, g.pos};
+    std::set<std::string> in_this_group;
+    for (const auto& member : g.members) {
+      const std::string& id = member.text;
+      if (!config.models.count(id)) {
+        std::string message = ctx + "member \"" + id + "\" is not a model";
+        if (auto a = config.aliases.find(id); a != config.aliases.end()) {
+          message += " (it is an alias of " + ModelLabel(a->second) + ": list the model id)";
+        }
+        sink.Error(member.node->pos, message);
+        continue;
+      }
+      if (!in_this_group.insert(id).second) {
+        sink.Error(member.node->pos, ctx + "member \"" + id + "\" is listed twice");
+        continue;
+      }
+      if (auto [it, inserted] = group_of.emplace(id, g.name); !inserted) {
+        sink.Error(member.node->pos, ModelLabel(id) + " is in two groups: \"" + it->second +
+                                         "\" and \"" + g.name + "\"");
+        continue;
+      }
+      group.members.push_back(id);
+    }
+    config.groups[g.name] = std::move(group);
+  }
+
+  GroupConfig fallback{std::string(kDefaultGroup), true, true, false, {}, {}};
+  for (auto& [id, model] : config.models) {
+    if (auto it = group_of.find(id); it != group_of.end()) {
+      model.group = it->second;
+    } else {
+      model.group = std::string(kDefaultGroup);
+      fallback.members.push_back(id);  // sorted, like llama-swap's
+    }
+  }
+  if (!fallback.members.empty()) config.groups[std::string(kDefaultGroup)] = std::move(fallback);
+}
+
+// llama-swap groups are exclusive unless they say otherwise, which surprises people who only
+// wrote `swap: false` to keep two models together.
+void HintImplicitExclusive(const RawConfig& raw, const Config& config, DiagnosticSink& sink) {
+  for (const auto& g : raw.groups) {
+    if (g.exclusive_set || !g.exclusive) continue;
+    auto self = config.groups.find(g.name);
+    if (self == config.groups.end() || self->second.members.empty()) continue;
+    std::vector<std::string> victims;
+    for (const auto& [name, other] : config.groups) {
+      if (name != g.name && !other.persistent && !other.members.empty()) victims.push_back(name);
+    }
+    if (victims.empty()) continue;
+    sink.Hint(g.pos, "group \"" + g.name +
+                         "\" is exclusive by default: loading it unloads the "
+                         "other groups (" +
+                         std::to_string(victims.size()) +
+                         "); write exclusive: false to keep them running, or exclusive: true to "
+                         "silence this hint");
+  }
+}
+
+void LinkPreload(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+  for (const auto& p : raw.preload) {
+    std::string id = Trim(p.text);
+    if (id.empty()) continue;
+    const ModelConfig* model = config.FindModel(id);
+    if (!model) {
+      sink.Error(p.node->pos, "hooks.on_startup.preload: \"" + id + "\" is not a model or alias");
+      continue;
+    }
+    if (std::find(config.preload.begin(), config.preload.end(), model->id) ==
+        config.preload.end()) {
+      config.preload.push_back(model->id);
+    }
+  }
+}
+
+void HintWindowsMacros(const RawConfig& raw, DiagnosticSink& sink) {
+  for (const auto& macro : raw.macros) {
+    if (macro.value.is_string() && HasWindowsPath(macro.value.get<std::string>())) {
+      sink.Hint(macro.pos, "macro \"" + macro.name + "\" " + std::string(kWindowsPathHint));
+    }
+  }
+}
+
+void LinkApiKeys(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+  for (const auto& k : raw.api_keys) {
+    std::string key = ExpandMacros(k.text, raw.macros);
+    bool ok = true;
+    for (const auto& ref : FindMacroRefs(key)) {
+      sink.Error(k.node->Locate("${" + ref + "}"), "apiKeys: unknown macro ${" + ref + "}");
+      ok = false;
+    }
+    if (key.empty()) {
+      sink.Error(k.node->pos, "apiKeys: an API key cannot be empty");
+    } else if (key.find_first_of(" \t\n") != std::string::npos) {
+      sink.Error(k.node->pos, "apiKeys: an API key cannot contain spaces");
+    } else if (ok) {
+      config.api_keys.push_back(std::move(key));
+    }
+  }
+}
+
+}  // namespace
+
+void LinkAndValidate(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+  LinkAliases(raw, config, sink);
+  LinkGroups(raw, config, sink);
+  HintImplicitExclusive(raw, config, sink);
+  LinkPreload(raw, config, sink);
+  LinkApiKeys(raw, config, sink);
+  HintWindowsMacros(raw, sink);
+}
+
+}  // namespace swapd
