@@ -1,0 +1,18 @@
+// Request filters of a model, applied to the JSON body in llama-swap's order: useModelName
+// (replaces "model"), stripParams (removes keys), setParams (sets keys). The "model" key is never
+// stripped or set by params. Pure; thread safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace swapd {
+
+// Applies the model's filters to `document`. Returns the new body text when a filter changed
+// something, nullopt when nothing changed (the caller then forwards the original bytes untouched).
+std::optional<std::string> ApplyFilters(const ModelConfig& model, nlohmann::json& document);
+
+}  // namespace swapd

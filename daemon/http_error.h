@@ -1,0 +1,26 @@
+// The one place that maps a Status to an HTTP response: status code, OpenAI-shaped JSON body
+// `{"error":{"message":...,"type":...,"code":...}}`, and the headers some statuses need
+// (Retry-After on 429, WWW-Authenticate on 401). Handlers never build error bodies by hand.
+// Stateless; thread safe.
+#pragma once
+
+#include <httplib.h>
+
+#include <string>
+
+#include "config/status.h"
+
+namespace swapd {
+
+int HttpStatusOf(ErrorCode code);
+
+// {"error":{"message":..., "type":..., "code":...}} for `status` (which must not be ok).
+std::string ErrorJson(const Status& status);
+
+// Sets `res` to the error response for `status`.
+void SetErrorResponse(httplib::Response& res, const Status& status);
+
+// The SSE event that ends a stream which failed after its headers were sent.
+std::string ErrorEvent(const Status& status);
+
+}  // namespace swapd

@@ -1,0 +1,77 @@
+// HttpServer: swapd's front door. Routes OpenAI-compatible requests to the model named in them
+// (JSON body, multipart form field, or ?model=), through the Router (which swaps models) and the
+// UpstreamProxy (which streams the answer back), and serves the llama-swap admin routes
+// (/v1/models, /running, /unload, /api/models/unload, /upstream/{model}/..., /health).
+// Thread safe: handlers run on a growing worker pool; Stop() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backends/router.h"
+#include "config/config.h"
+#include "config/status.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace swapd {
+
+class UpstreamProxy;
+class Metrics;
+
+struct HttpServerSettings {
+  size_t max_body_bytes = 256u << 20;  // larger request bodies get 413
+  // How long a request may wait for its model (queueing behind a swap, plus the start itself).
+  std::chrono::seconds acquire_timeout{3600};
+};
+
+class HttpServer {
+ public:
+  HttpServer(std::shared_ptr<const Config> config, Router& router, Metrics* metrics,
+             HttpServerSettings settings = {});
+  ~HttpServer();
+
+  // Binds the listening socket; `port` 0 picks an ephemeral port (see port()).
+  Status Bind(const std::string& host, int port);
+  int port() const { return port_; }
+  // Serves until Stop(). Blocks.
+  void Run();
+  void Stop();
+  // New requests get 503 from now on (graceful shutdown); in-flight ones continue.
+  void SetShuttingDown() { shutting_down_ = true; }
+
+  // Replaces the configuration used to resolve model ids (reload).
+  void SetConfig(std::shared_ptr<const Config> config);
+
+ private:
+  std::shared_ptr<const Config> config() const;
+  void InstallRoutes();
+  void HandleJsonInference(const httplib::Request& req, httplib::Response& res);
+  void HandleMultipartInference(const httplib::Request& req, httplib::Response& res);
+  void HandleUpstream(const httplib::Request& req, httplib::Response& res);
+  void HandleListModels(const httplib::Request& req, httplib::Response& res);
+  void HandleRunning(const httplib::Request& req, httplib::Response& res);
+  void HandleUnload(const httplib::Request& req, httplib::Response& res);
+  // Waits for the model and hands the request to the proxy.
+  void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
+                std::string body, httplib::Response& res);
+  Status DescribeBackendFailure(const std::string& model_id, const std::string& what);
+
+  Router& router_;
+  Metrics* metrics_;  // may be null; not owned
+  HttpServerSettings settings_;
+  mutable std::mutex config_mu_;
+  std::shared_ptr<const Config> config_;  // Guarded by config_mu_
+  std::unique_ptr<UpstreamProxy> proxy_;
+  std::unique_ptr<httplib::Server> server_;
+  std::atomic<bool> shutting_down_{false};
+  int port_ = 0;
+};
+
+}  // namespace swapd

@@ -1,0 +1,46 @@
+#include "daemon/model_id.h"
+
+namespace swapd {
+
+Status NoModelError() {
+  return Status::Error(ErrorCode::kInvalidArgument,
+                       "no model in the request: set the \"model\" field of the JSON body "
+                       "(or the model form field, or ?model=)");
+}
+
+Result<JsonRequest> ParseJsonRequest(std::string_view body,
+                                     const std::optional<std::string>& query_model) {
+  JsonRequest request;
+  if (body.empty()) {
+    if (query_model && !query_model->empty()) {
+      request.model = *query_model;
+      request.document = nlohmann::json::object();
+      return request;
+    }
+    return Status::Error(
+        ErrorCode::kInvalidArgument,
+        "the request body is empty: expected a JSON object with a \"model\" field");
+  }
+  try {
+    request.document = nlohmann::json::parse(body.begin(), body.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    return Status::Error(ErrorCode::kInvalidArgument,
+                         std::string("malformed JSON in the request body: ") + e.what());
+  }
+  if (!request.document.is_object()) {
+    return Status::Error(ErrorCode::kInvalidArgument, "the request body must be a JSON object");
+  }
+  auto it = request.document.find("model");
+  if (it != request.document.end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return Status::Error(ErrorCode::kInvalidArgument, "the \"model\" field must be a string");
+    }
+    request.model = it->get<std::string>();
+  } else if (query_model) {
+    request.model = *query_model;
+  }
+  if (request.model.empty()) return NoModelError();
+  return request;
+}
+
+}  // namespace swapd

@@ -1,0 +1,30 @@
+// Finding the model id a client asked for: in the JSON body (`"model"`), in a multipart form field
+// (`model`, for /v1/audio/transcriptions), or in the `?model=` query parameter. Pure functions of
+// the request's parts; no I/O. Thread safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/status.h"
+
+namespace swapd {
+
+// A JSON request body, parsed once: the model id and the document (for filters).
+struct JsonRequest {
+  std::string model;
+  nlohmann::json document;
+};
+
+// Parses `body` as a JSON object and reads its string field "model". When the body has no model,
+// `query_model` (from ?model=) is used if given. Errors (kInvalidArgument) say what is wrong:
+// malformed JSON (with the parser's position), not an object, `model` not a string, no model.
+Result<JsonRequest> ParseJsonRequest(std::string_view body,
+                                     const std::optional<std::string>& query_model);
+
+// The error for a request that names no model at all.
+Status NoModelError();
+
+}  // namespace swapd

@@ -1,0 +1,59 @@
+#include "daemon/upstream_client_pool.h"
+
+namespace swapd {
+
+UpstreamUrl ParseUpstreamUrl(const std::string& proxy_url) {
+  UpstreamUrl url;
+  size_t scheme_end = proxy_url.find("://");
+  size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  size_t path_start = proxy_url.find('/', host_start);
+  if (path_start == std::string::npos) {
+    url.origin = proxy_url;
+  } else {
+    url.origin = proxy_url.substr(0, path_start);
+    url.path_prefix = proxy_url.substr(path_start);
+    while (!url.path_prefix.empty() && url.path_prefix.back() == '/') url.path_prefix.pop_back();
+  }
+  return url;
+}
+
+std::unique_ptr<httplib::Client> UpstreamClientPool::Take(const std::string& origin) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = idle_.find(origin);
+    if (it != idle_.end() && !it->second.empty()) {
+      auto client = std::move(it->second.back());
+      it->second.pop_back();
+      return client;
+    }
+  }
+  auto client = std::make_unique<httplib::Client>(origin);
+  client->set_keep_alive(true);
+  client->set_connection_timeout(std::chrono::seconds(10));
+  // A CPU backend may think for many minutes before its first byte (a long prompt).
+  client->set_read_timeout(std::chrono::hours(2));
+  client->set_write_timeout(std::chrono::minutes(5));
+  client->set_decompress(false);  // bytes pass through as the backend sent them
+  client->set_tcp_nodelay(true);
+  return client;
+}
+
+void UpstreamClientPool::GiveBack(const std::string& origin,
+                                  std::unique_ptr<httplib::Client> client) {
+  std::lock_guard lock(mu_);
+  auto& idle = idle_[origin];
+  if (idle.size() < kMaxIdlePerOrigin) idle.push_back(std::move(client));
+}
+
+void UpstreamClientPool::Forget(const std::string& origin) {
+  std::vector<std::unique_ptr<httplib::Client>> dropped;
+  {
+    std::lock_guard lock(mu_);
+    auto it = idle_.find(origin);
+    if (it == idle_.end()) return;
+    dropped.swap(it->second);
+    idle_.erase(it);
+  }
+}
+
+}  // namespace swapd

@@ -1,0 +1,44 @@
+// UsageScanner: reads token counts and speeds from a response as it streams by, without delaying
+// it: OpenAI `usage` (prompt_tokens, completion_tokens) and llama.cpp `timings`
+// (prompt_per_second, predicted_per_second, cache_n). For SSE it looks at each `data:` event (the
+// last one that carries them wins); for a plain JSON body, at the whole document. Bounded memory:
+// an event or body beyond kMaxBuffered bytes is skipped. Not thread safe: one per response.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace swapd {
+
+struct Usage {
+  std::optional<int64_t> prompt_tokens;
+  std::optional<int64_t> completion_tokens;
+  std::optional<int64_t> cached_tokens;  // timings.cache_n
+  std::optional<double> prompt_per_second;
+  std::optional<double> predicted_per_second;
+  bool empty() const { return !prompt_tokens && !completion_tokens && !predicted_per_second; }
+};
+
+class UsageScanner {
+ public:
+  static constexpr size_t kMaxBuffered = 4 << 20;
+
+  explicit UsageScanner(bool event_stream) : event_stream_(event_stream) {}
+
+  void Feed(std::string_view bytes);
+  // Call once the body is complete.
+  Usage Finish();
+
+ private:
+  void ScanDocument(std::string_view json_text);
+  void ScanEvents();
+
+  bool event_stream_;
+  bool overflow_ = false;
+  std::string buffer_;
+  Usage usage_;
+};
+
+}  // namespace swapd
