@@ -1,5 +1,10 @@
 # Test sources of backends/ (appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES
+  backends/guardian_test.cpp
+  backends/launcher_test.cpp
+  backends/log_ring_test.cpp
+  backends/process_backend_test.cpp
   backends/scheduler_queue_test.cpp
   backends/scheduler_test.cpp
+  backends/spawn_env_test.cpp
 )

@@ -1,0 +1,322 @@
+#include "backends/process_backend.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <thread>
+
+#include "backends/output_monitor.h"
+#include "backends/stop_command.h"
+
+namespace swapd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kTailLines = 20;
+// After an exit noticed through new output, the next check waits at least this long.
+constexpr auto kMinCheckGap = std::chrono::milliseconds(2);
+
+bool IsLegal(BackendState from, BackendState to) {
+  using S = BackendState;
+  switch (from) {
+    case S::kStopped:
+      return to == S::kStarting;
+    case S::kStarting:
+      return to == S::kReady || to == S::kFailed || to == S::kStopping;
+    case S::kReady:
+      return to == S::kStopping || to == S::kFailed;
+    case S::kStopping:
+      return to == S::kStopped || to == S::kFailed;
+    case S::kFailed:
+      return to == S::kStarting || to == S::kStopped;
+  }
+  return false;
+}
+
+long Millis(Clock::duration d) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+}  // namespace
+
+// Where a backend's output lines go: the ring, swapd's log, the daemon's listener.
+struct ProcessBackend::OutputSink {
+  std::string model_id;
+  LogRing ring;
+  bool to_log = false;
+  std::function<void(const std::string&, std::string_view)> on_line;
+
+  OutputSink(std::string id, size_t bytes) : model_id(std::move(id)), ring(bytes) {}
+  void Line(std::string_view line) {
+    ring.Append(line);
+    if (to_log) spdlog::info("[{}] {}", model_id, line);
+    if (on_line) on_line(model_id, line);
+  }
+};
+
+// One spawned process and its monitor thread.
+struct ProcessBackend::Running {
+  std::shared_ptr<ChildProcess> child;  // shared with the monitor thread
+  std::unique_ptr<OutputMonitor> monitor;
+  bool expected_exit = false;  // a stop is under way. Guarded by the backend's mu_.
+  bool exited = false;         // reaped. Guarded by the backend's mu_.
+  int wait_status = 0;         // Guarded by the backend's mu_.
+};
+
+ProcessBackend::ProcessBackend(ModelConfig model, const Config& config,
+                               ProcessBackendOptions options)
+    : model_(std::move(model)),
+      health_check_timeout_(config.health_check_timeout),
+      launcher_(options.launcher != nullptr ? options.launcher : &DefaultLauncher()),
+      probe_factory_(options.probe_factory ? options.probe_factory : DefaultProbeFactory()),
+      sink_(std::make_shared<OutputSink>(model_.id, options.log_ring_bytes)),
+      since_(Clock::now()) {
+  sink_->to_log = config.log_to_stdout == "upstream" || config.log_to_stdout == "both";
+  sink_->on_line = std::move(options.on_output_line);
+}
+
+ProcessBackend::~ProcessBackend() { Stop(); }
+
+void ProcessBackend::Transition(BackendState to) {
+  if (!IsLegal(state_, to)) {
+    spdlog::error("model {}: BUG: illegal backend transition {} -> {}", model_.id, ToString(state_),
+                  ToString(to));
+    assert(false && "illegal backend state transition");
+  }
+  spdlog::debug("model {}: {} -> {}", model_.id, ToString(state_), ToString(to));
+  state_ = to;
+  since_ = Clock::now();
+  cv_.notify_all();
+}
+
+void ProcessBackend::FinishStart(Status status) {
+  start_status_ = std::move(status);
+  finished_gen_ = start_gen_;
+  cv_.notify_all();
+}
+
+Status ProcessBackend::JoinStart(std::unique_lock<std::mutex>& lock, uint64_t gen) {
+  cv_.wait(lock, [&] { return finished_gen_ >= gen; });
+  return start_status_;
+}
+
+std::string ProcessBackend::TailForMessage() const {
+  std::string tail = sink_->ring.Tail(kTailLines);
+  if (tail.empty()) return "; it wrote no output";
+  return "; last log lines:\n" + tail;
+}
+
+Status ProcessBackend::Start() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (state_ == BackendState::kReady) return Status::Ok();
+    if (state_ == BackendState::kStarting) return JoinStart(lock, start_gen_);
+    if (state_ != BackendState::kStopping) break;
+    cv_.wait(lock, [&] { return state_ != BackendState::kStopping; });
+  }
+  const uint64_t gen = ++start_gen_;
+  std::shared_ptr<Running> old = std::move(proc_);  // a process that failed: dead, maybe lingering
+  Transition(BackendState::kStarting);
+  if (old) {
+    lock.unlock();
+    old->monitor->Finish();
+    old.reset();
+    lock.lock();
+    if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
+  }
+
+  auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
+  if (!spawned.ok()) {
+    last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
+    Status status = Status::Error(ErrorCode::kBackendFailed, last_error_);
+    spdlog::error("{}", last_error_);
+    FinishStart(status);
+    Transition(BackendState::kFailed);
+    return status;
+  }
+  auto run = std::make_shared<Running>();
+  run->child = std::move(spawned).value();
+  spdlog::info("model {}: started pid {}", model_.id, run->child->pid());
+  proc_ = run;
+  std::weak_ptr<Running> weak = run;
+  std::shared_ptr<OutputSink> sink = sink_;
+  run->monitor = std::make_unique<OutputMonitor>(
+      run->child, [sink](std::string_view line) { sink->Line(line); },
+      [this] {
+        output_seq_.fetch_add(1);
+        cv_.notify_all();
+      },
+      [this, weak] {
+        if (auto r = weak.lock()) OnExit(r);
+      });
+
+  if (model_.check_endpoint.empty()) {  // checkEndpoint: none
+    Transition(BackendState::kReady);
+    FinishStart(Status::Ok());
+    return Status::Ok();
+  }
+  return WaitReady(lock, gen);
+}
+
+Status ProcessBackend::WaitReady(std::unique_lock<std::mutex>& lock, uint64_t gen) {
+  std::unique_ptr<ReadinessProbe> probe = probe_factory_(model_);
+  PollBackoff backoff;
+  const auto started = Clock::now();
+  const auto deadline = started + health_check_timeout_;
+  auto cancelled = [&] { return start_gen_ != gen || state_ != BackendState::kStarting; };
+  std::string last_seen = "no check yet";
+  for (;;) {
+    if (cancelled()) return JoinStart(lock, gen);
+    if (Clock::now() >= deadline) break;
+    lock.unlock();
+    ProbeResult result = probe->Check();
+    const auto checked = Clock::now();
+    lock.lock();
+    if (cancelled()) return JoinStart(lock, gen);
+    if (result.ready) {
+      spdlog::info("model {}: ready after {} ms", model_.id, Millis(checked - started));
+      Transition(BackendState::kReady);
+      FinishStart(Status::Ok());
+      return Status::Ok();
+    }
+    last_seen = result.detail;
+    // Wait for the next check; new output (e.g. "server is listening") brings it forward.
+    const uint64_t seen = output_seq_.load();
+    cv_.wait_until(lock, std::min(checked + backoff.Next(), deadline),
+                   [&] { return cancelled() || output_seq_.load() != seen; });
+    cv_.wait_until(lock, std::min(checked + kMinCheckGap, deadline), cancelled);
+  }
+  last_error_ = "model \"" + model_.id + "\" was not ready within " +
+                std::to_string(health_check_timeout_.count()) + "s (healthCheckTimeout; last " +
+                probe->Target() + ": " + last_seen + ")" + TailForMessage();
+  spdlog::error("{}", last_error_);
+  Status status = Status::Error(ErrorCode::kUnavailable, last_error_);
+  FinishStart(status);
+  pending_failure_ = true;
+  Transition(BackendState::kStopping);
+  RunStop(lock, /*graceful=*/false);
+  return status;
+}
+
+void ProcessBackend::Stop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  switch (state_) {
+    case BackendState::kStopped:
+      return;
+    case BackendState::kStopping:
+      cv_.wait(lock, [&] { return state_ != BackendState::kStopping; });
+      return;
+    case BackendState::kFailed: {
+      std::shared_ptr<Running> old = std::move(proc_);  // already dead and reaped
+      Transition(BackendState::kStopped);
+      lock.unlock();
+      if (old) old->monitor->Finish();
+      return;
+    }
+    case BackendState::kStarting:
+      FinishStart(Status::Error(ErrorCode::kUnavailable,
+                                "model \"" + model_.id + "\": start cancelled by a stop"));
+      [[fallthrough]];
+    case BackendState::kReady:
+      Transition(BackendState::kStopping);
+      RunStop(lock, /*graceful=*/true);
+      return;
+  }
+}
+
+void ProcessBackend::RunStop(std::unique_lock<std::mutex>& lock, bool graceful) {
+  std::shared_ptr<Running> run = proc_;
+  if (run) {
+    const int pid = run->child->pid();
+    const auto begin = Clock::now();
+    const auto deadline = begin + model_.unload_timeout;
+    run->expected_exit = true;
+    if (graceful && !run->exited) {
+      if (!model_.stop_argv.empty()) {
+        SpawnRequest request{SubstitutePid(model_.stop_argv, pid), model_.env};
+        lock.unlock();
+        std::shared_ptr<OutputSink> sink = sink_;
+        Status s = RunStopCommand(*launcher_, request, deadline, [&](std::string_view line) {
+          sink->Line("cmdStop: " + std::string(line));
+        });
+        if (!s.ok()) spdlog::warn("model {}: cmdStop: {}", model_.id, s.message());
+        lock.lock();
+      } else {
+        run->child->SignalGroup(SIGTERM);
+      }
+      cv_.wait_until(lock, deadline, [&] { return run->exited; });
+    }
+    if (!run->exited) {
+      if (graceful) {
+        spdlog::warn("model {}: pid {} still running {}s after the stop request: SIGKILL",
+                     model_.id, pid, model_.unload_timeout.count());
+      }
+      run->child->SignalGroup(SIGKILL);
+      cv_.wait(lock, [&] { return run->exited; });  // SIGKILL cannot be ignored
+    }
+    spdlog::info("model {}: pid {} stopped ({}) in {} ms", model_.id, pid,
+                 DescribeWaitStatus(run->wait_status), Millis(Clock::now() - begin));
+    proc_.reset();
+    lock.unlock();
+    run->monitor->Finish();  // stop reading: a grandchild may hold the pipe
+    run.reset();
+    lock.lock();
+  }
+  Transition(pending_failure_ ? BackendState::kFailed : BackendState::kStopped);
+  pending_failure_ = false;
+}
+
+void ProcessBackend::OnExit(const std::shared_ptr<Running>& run) {
+  // Whatever is left of the group goes too (a crashed backend's workers, a stopped wrapper's
+  // child). The unreaped leader keeps the group id from being reused until Wait().
+  run->child->SignalGroup(SIGKILL);
+  const int status = run->child->Wait();
+  std::unique_lock<std::mutex> lock(mu_);
+  run->exited = true;
+  run->wait_status = status;
+  cv_.notify_all();
+  if (run->expected_exit || proc_ != run) return;  // a stop is under way: it reports
+  const std::string how = DescribeWaitStatus(status);
+  if (state_ == BackendState::kStarting) {
+    last_error_ = "model \"" + model_.id + "\" exited during start-up: " + how + TailForMessage();
+    spdlog::error("{}", last_error_);
+    FinishStart(Status::Error(ErrorCode::kBackendFailed, last_error_));
+    Transition(BackendState::kFailed);
+  } else if (state_ == BackendState::kReady) {
+    last_error_ = "model \"" + model_.id + "\" exited unexpectedly: " + how + TailForMessage();
+    spdlog::error("{}", last_error_);
+    Transition(BackendState::kFailed);
+    auto callback = exit_callback_;
+    std::string reason = last_error_;
+    lock.unlock();
+    if (callback) callback(reason);
+  }
+}
+
+BackendInfo ProcessBackend::Info() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  BackendInfo info;
+  info.state = state_;
+  info.pid = proc_ && !proc_->exited ? proc_->child->pid() : 0;
+  info.last_error = last_error_;
+  info.since = since_;
+  return info;
+}
+
+std::string ProcessBackend::LogTail(size_t lines) const { return sink_->ring.Tail(lines); }
+
+void ProcessBackend::SetExitCallback(std::function<void(const std::string& reason)> callback) {
+  std::lock_guard<std::mutex> lock(mu_);
+  exit_callback_ = std::move(callback);
+}
+
+BackendFactory MakeProcessBackendFactory(ProcessBackendOptions options) {
+  return [options](const ModelConfig& model, const Config& config) -> std::unique_ptr<Backend> {
+    return std::make_unique<ProcessBackend>(model, config, options);
+  };
+}
+
+}  // namespace swapd

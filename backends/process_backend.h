@@ -1,0 +1,97 @@
+// ProcessBackend: the real Backend (backends/backend.h). It runs one model's backend process with a
+// Launcher, captures its output into a LogRing (and swapd's log when logToStdout is "upstream" or
+// "both"), polls its readiness with a ReadinessProbe, stops it (cmdStop or SIGTERM to the group,
+// then SIGKILL after unloadTimeout) and notices at once when it exits on its own.
+// States (one transition function, illegal transitions are logged as bugs):
+//   stopped/failed -> starting -> ready -> stopping -> stopped
+//   starting -> failed (exited, or not ready in time: then via stopping -> failed)
+//   starting -> stopping (Stop() cancels the start); ready -> failed (crash); failed -> stopped
+//   (Stop)
+// Thread safe: every method may be called from any thread. Per running process there is one
+// monitor thread (output, exit detection, reaping); a start's readiness checks run on the thread
+// that called Start() first, and a stop runs on the thread that called Stop(). The exit callback
+// runs on the monitor thread; it must not block and must not destroy the backend. Do not destroy
+// a ProcessBackend while another thread is inside one of its methods.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "backends/backend.h"
+#include "backends/launcher.h"
+#include "backends/log_ring.h"
+#include "backends/readiness_probe.h"
+
+namespace swapd {
+
+struct ProcessBackendOptions {
+  Launcher* launcher = nullptr;  // null: DefaultLauncher()
+  ProbeFactory probe_factory;    // null: DefaultProbeFactory()
+  size_t log_ring_bytes = LogRing::kDefaultCapacityBytes;
+  // Called with every output line of every backend (e.g. to feed /logs/stream), on the backend's
+  // monitor thread; must be quick and must not block.
+  std::function<void(const std::string& model_id, std::string_view line)> on_output_line;
+};
+
+class ProcessBackend : public Backend {
+ public:
+  ProcessBackend(ModelConfig model, const Config& config, ProcessBackendOptions options = {});
+  ~ProcessBackend() override;  // stops the process
+
+  Status Start() override;
+  void Stop() override;
+  BackendInfo Info() const override;
+  std::string LogTail(size_t lines) const override;
+  void SetExitCallback(std::function<void(const std::string& reason)> callback) override;
+
+ private:
+  struct Running;
+  struct OutputSink;
+
+  // Requires mu_. The one place state_ changes.
+  void Transition(BackendState to);
+  // Requires mu_. Ends the current start with `status` (for Start() callers that joined it).
+  void FinishStart(Status status);
+  // Requires mu_ (may release it while waiting). Waits for start `gen` to end; returns its result.
+  Status JoinStart(std::unique_lock<std::mutex>& lock, uint64_t gen);
+  // Requires mu_ and state kStarting. Polls readiness until ready, failed, cancelled or timed out.
+  Status WaitReady(std::unique_lock<std::mutex>& lock, uint64_t gen);
+  // Requires mu_ and state kStopping, entered by the caller. Stops proc_ (gracefully or not),
+  // reaps it, then enters kStopped (kFailed when pending_failure_). Releases mu_ while waiting.
+  void RunStop(std::unique_lock<std::mutex>& lock, bool graceful);
+  // On the monitor thread, once, when `run`'s process has exited: kills what is left of its group,
+  // reaps it, and reports an unexpected exit.
+  void OnExit(const std::shared_ptr<Running>& run);
+  std::string TailForMessage() const;
+
+  const ModelConfig model_;
+  const std::chrono::seconds health_check_timeout_;
+  Launcher* const launcher_;
+  const ProbeFactory probe_factory_;
+  const std::shared_ptr<OutputSink> sink_;  // shared with monitor threads
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  BackendState state_ = BackendState::kStopped;            // Guarded by mu_.
+  std::chrono::steady_clock::time_point since_;            // Guarded by mu_.
+  std::string last_error_;                                 // Guarded by mu_.
+  std::shared_ptr<Running> proc_;                          // Guarded by mu_.
+  uint64_t start_gen_ = 0;                                 // Guarded by mu_.
+  uint64_t finished_gen_ = 0;                              // Guarded by mu_.
+  Status start_status_;                                    // Guarded by mu_.
+  bool pending_failure_ = false;                           // Guarded by mu_.
+  std::function<void(const std::string&)> exit_callback_;  // Guarded by mu_.
+  std::atomic<uint64_t> output_seq_{0};  // bumped on output while starting: probe at once
+};
+
+// The BackendFactory that makes ProcessBackends (what swapd uses).
+BackendFactory MakeProcessBackendFactory(ProcessBackendOptions options = {});
+
+}  // namespace swapd

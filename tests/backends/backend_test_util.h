@@ -1,0 +1,132 @@
+// Helpers for the backends/ tests: free loopback ports, waiting on conditions with deadlines, and
+// looking at processes through /proc (alive, zombie children, members of a process group).
+// Plain functions; thread safe.
+#pragma once
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+
+namespace swapd::backend_testing {
+
+// A loopback port that was free a moment ago (bound to port 0, then closed).
+inline int FreeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Polls `condition` every few milliseconds until it holds or `timeout` passes.
+inline bool WaitFor(const std::function<bool()>& condition,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+struct ProcStat {
+  int pid = 0;
+  char state = '?';
+  int ppid = 0;
+  int pgrp = 0;
+};
+
+// Fields of /proc/<pid>/stat; pid 0 when the process does not exist.
+inline ProcStat ReadProcStat(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ProcStat st;
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return st;
+  std::istringstream rest(text.substr(close + 1));
+  st.pid = pid;
+  rest >> st.state >> st.ppid >> st.pgrp;
+  return st;
+}
+
+inline std::vector<ProcStat> AllProcesses() {
+  std::vector<ProcStat> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    ProcStat st = ReadProcStat(std::stoi(name));
+    if (st.pid != 0) out.push_back(st);
+  }
+  return out;
+}
+
+// True while the process exists and is not a zombie (dead but unreaped counts as gone).
+inline bool ProcessRunning(int pid) {
+  ProcStat st = ReadProcStat(pid);
+  return st.pid != 0 && st.state != 'Z' && st.state != 'X';
+}
+
+// Running (non-zombie) processes of a process group.
+inline std::vector<int> GroupMembers(int pgid) {
+  std::vector<int> out;
+  for (const ProcStat& st : AllProcesses()) {
+    if (st.pgrp == pgid && st.state != 'Z' && st.state != 'X') out.push_back(st.pid);
+  }
+  return out;
+}
+
+// Zombie children of this test process.
+inline std::vector<int> ZombieChildren() {
+  std::vector<int> out;
+  const int self = ::getpid();
+  for (const ProcStat& st : AllProcesses()) {
+    if (st.ppid == self && st.state == 'Z') out.push_back(st.pid);
+  }
+  return out;
+}
+
+#ifdef FAKE_BACKEND_BINARY
+// A model that runs the fake llama-server on a free loopback port.
+inline ModelConfig FakeModel(const std::string& id, std::vector<std::string> extra_args = {}) {
+  ModelConfig m;
+  m.id = id;
+  m.port = FreeLoopbackPort();
+  m.argv = {FAKE_BACKEND_BINARY, "--port", std::to_string(m.port), "--model", id};
+  for (auto& a : extra_args) m.argv.push_back(std::move(a));
+  m.proxy = "http://127.0.0.1:" + std::to_string(m.port);
+  m.check_endpoint = "/health";
+  m.unload_timeout = std::chrono::seconds(10);
+  return m;
+}
+#endif
+
+// A model that runs `/bin/sh -c script`, ready as soon as spawned (checkEndpoint: none).
+inline ModelConfig ShellModel(const std::string& id, const std::string& script) {
+  ModelConfig m;
+  m.id = id;
+  m.argv = {"/bin/sh", "-c", script};
+  m.proxy = "http://127.0.0.1:1";
+  m.check_endpoint = "";
+  m.unload_timeout = std::chrono::seconds(10);
+  return m;
+}
+
+}  // namespace swapd::backend_testing

@@ -1,0 +1,329 @@
+// Integration tests of ProcessBackend with real processes: the fake llama-server and small
+// /bin/sh scripts, on free loopback ports.
+#include "backends/process_backend.h"
+
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/backends/backend_test_util.h"
+
+namespace swapd {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using backend_testing::FakeModel;
+using backend_testing::ProcessRunning;
+using backend_testing::WaitFor;
+using backend_testing::ZombieChildren;
+
+Config TestConfig(std::chrono::seconds health_timeout = std::chrono::seconds(60)) {
+  Config config;
+  config.health_check_timeout = health_timeout;
+  return config;
+}
+
+long MillisSince(Clock::time_point start) {
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+}
+
+// The pid the fake backend printed for its grandchild, or 0.
+int GrandchildPid(const std::string& log) {
+  const std::string marker = "spawned grandchild pid ";
+  size_t at = log.find(marker);
+  return at == std::string::npos ? 0 : std::stoi(log.substr(at + marker.size()));
+}
+
+TEST_CASE("ProcessBackend: start, ready, stop", "[integration][backend]") {
+  ModelConfig model = FakeModel("basic", {"--load-ms", "200"});
+  ProcessBackend backend(model, TestConfig());
+  CHECK(backend.Info().state == BackendState::kStopped);
+  Status s = backend.Start();
+  INFO(s.message());
+  REQUIRE(s.ok());
+  BackendInfo info = backend.Info();
+  CHECK(info.state == BackendState::kReady);
+  REQUIRE(info.pid > 0);
+  httplib::Client client(model.proxy);
+  auto res = client.Get("/health");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(backend.Start().ok());  // already ready
+  CHECK(backend.Info().pid == info.pid);
+  CHECK_THAT(backend.LogTail(50), Catch::Contains("listening on http://127.0.0.1:"));
+
+  backend.Stop();
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK(backend.Info().pid == 0);
+  CHECK_FALSE(ProcessRunning(info.pid));
+  backend.Stop();  // idempotent
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: concurrent Start calls join one start", "[integration][backend]") {
+  ProcessBackend backend(FakeModel("join", {"--load-ms", "300"}), TestConfig());
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&] { ok += backend.Start().ok() ? 1 : 0; });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(ok == 6);
+  std::string log = backend.LogTail(1000);
+  size_t first = log.find("listening on");
+  REQUIRE(first != std::string::npos);
+  CHECK(log.find("listening on", first + 1) == std::string::npos);  // one process only
+  backend.Stop();
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: Stop while starting cancels the start", "[integration][backend]") {
+  ProcessBackend backend(FakeModel("cancel", {"--load-ms", "60000"}), TestConfig());
+  Status start_result;
+  std::thread starter([&] { start_result = backend.Start(); });
+  REQUIRE(WaitFor([&] { return backend.Info().pid > 0; }));
+  const int pid = backend.Info().pid;
+  CHECK(backend.Info().state == BackendState::kStarting);
+  auto begin = Clock::now();
+  backend.Stop();
+  starter.join();
+  CHECK(MillisSince(begin) < 20000);
+  CHECK(start_result.code() == ErrorCode::kUnavailable);
+  CHECK_THAT(start_result.message(), Catch::Contains("cancelled"));
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK_FALSE(ProcessRunning(pid));
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: readiness is noticed soon after the backend is ready",
+          "[integration][backend]") {
+  // Timings are measured in bench/; this only checks that no slow poll interval hides readiness.
+  ProcessBackend backend(FakeModel("fast", {"--load-ms", "300"}), TestConfig());
+  auto begin = Clock::now();
+  REQUIRE(backend.Start().ok());
+  long took = MillisSince(begin);
+  INFO("start took " << took << " ms for a 300 ms load");
+  CHECK(took >= 300);
+  CHECK(took < 10000);
+  backend.Stop();
+}
+
+TEST_CASE("ProcessBackend: exit during load fails at once with exit code and log tail",
+          "[integration][backend]") {
+  ProcessBackend backend(
+      FakeModel("dies", {"--log-lines", "40", "--load-ms", "400", "--exit-during-load", "3"}),
+      TestConfig(std::chrono::seconds(120)));
+  auto begin = Clock::now();
+  Status s = backend.Start();
+  CHECK(MillisSince(begin) < 30000);  // not the 120 s health timeout
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.code() == ErrorCode::kBackendFailed);
+  CHECK_THAT(s.message(), Catch::Contains("exited during start-up: exit code 3"));
+  CHECK_THAT(s.message(), Catch::Contains("error loading model"));
+  CHECK_THAT(s.message(), Catch::Contains("exiting due to model loading error"));
+  BackendInfo info = backend.Info();
+  CHECK(info.state == BackendState::kFailed);
+  CHECK(info.pid == 0);
+  CHECK(info.last_error == s.message());
+  CHECK(ZombieChildren().empty());
+  backend.Stop();  // a failed backend stops to stopped, keeping the reason
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK(backend.Info().last_error == s.message());
+}
+
+TEST_CASE("ProcessBackend: no readiness within healthCheckTimeout kills the group",
+          "[integration][backend]") {
+  ProcessBackend backend(FakeModel("stuck", {"--never-ready", "--ignore-sigterm"}),
+                         TestConfig(std::chrono::seconds(1)));
+  int pid = 0;
+  std::thread watcher([&] { WaitFor([&] { return (pid = backend.Info().pid) > 0; }); });
+  Status s = backend.Start();
+  watcher.join();
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.code() == ErrorCode::kUnavailable);
+  CHECK_THAT(s.message(), Catch::Contains("not ready within 1s"));
+  CHECK_THAT(s.message(), Catch::Contains("HTTP 503"));
+  CHECK_THAT(s.message(), Catch::Contains("the model stays loading"));
+  CHECK(backend.Info().state == BackendState::kFailed);
+  REQUIRE(pid > 0);
+  CHECK_FALSE(ProcessRunning(pid));  // it ignored SIGTERM: the group was SIGKILLed
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: a backend ignoring SIGTERM is SIGKILLed after unloadTimeout",
+          "[integration][backend]") {
+  ModelConfig model = FakeModel("stubborn", {"--ignore-sigterm"});
+  model.unload_timeout = std::chrono::seconds(1);
+  ProcessBackend backend(model, TestConfig());
+  REQUIRE(backend.Start().ok());
+  const int pid = backend.Info().pid;
+  auto begin = Clock::now();
+  backend.Stop();
+  long took = MillisSince(begin);
+  CHECK(took >= 900);
+  CHECK(took < 20000);
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK_FALSE(ProcessRunning(pid));
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: the grandchild dies with the group and its pipe does not hang stop",
+          "[integration][backend]") {
+  SECTION("grandchild of the fake backend, stop by SIGTERM") {
+    ProcessBackend backend(FakeModel("family", {"--spawn-grandchild"}), TestConfig());
+    REQUIRE(backend.Start().ok());
+    const int pid = backend.Info().pid;
+    const int grandchild = GrandchildPid(backend.LogTail(100));
+    REQUIRE(grandchild > 0);
+    CHECK(backend_testing::ReadProcStat(grandchild).pgrp == pid);
+    backend.Stop();
+    CHECK(WaitFor([&] { return !ProcessRunning(grandchild); }));
+    CHECK_FALSE(ProcessRunning(pid));
+  }
+  SECTION("a grandchild that ignores SIGTERM and holds the pipe, leader obeys") {
+    // The shell starts a TERM-ignoring sleeper that inherits stdout, then becomes the backend.
+    ModelConfig model = FakeModel("wrapper");
+    std::string cmd;
+    for (const auto& a : model.argv) cmd += " '" + a + "'";
+    model.argv = {"/bin/sh", "-c",
+                  "trap '' TERM; sleep 600 & echo \"sleeper $!\"; trap - TERM; exec" + cmd};
+    model.unload_timeout = std::chrono::seconds(60);
+    ProcessBackend backend(model, TestConfig());
+    REQUIRE(backend.Start().ok());
+    std::string log = backend.LogTail(100);
+    size_t at = log.find("sleeper ");
+    REQUIRE(at != std::string::npos);
+    const int sleeper = std::stoi(log.substr(at + 8));
+    REQUIRE(ProcessRunning(sleeper));
+    auto begin = Clock::now();
+    backend.Stop();
+    CHECK(MillisSince(begin) < 30000);  // well before the 60 s grace: the leader exited
+    CHECK(WaitFor([&] { return !ProcessRunning(sleeper); }));
+  }
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: a crash while ready is noticed at once", "[integration][backend]") {
+  ProcessBackend backend(FakeModel("crashy"), TestConfig());
+  std::mutex mu;
+  std::string reason;
+  int calls = 0;
+  backend.SetExitCallback([&](const std::string& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    reason = r;
+    ++calls;
+  });
+  REQUIRE(backend.Start().ok());
+  const int pid = backend.Info().pid;
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  REQUIRE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return calls > 0;
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK_THAT(reason, Catch::Contains("exited unexpectedly: killed by signal 9 (SIGKILL)"));
+    CHECK_THAT(reason, Catch::Contains("listening on"));  // the log tail
+  }
+  CHECK(backend.Info().state == BackendState::kFailed);
+  CHECK(backend.Info().pid == 0);
+
+  // The next start works; a requested stop does not call the callback.
+  REQUIRE(backend.Start().ok());
+  CHECK(backend.Info().pid != pid);
+  backend.Stop();
+  std::lock_guard<std::mutex> lock(mu);
+  CHECK(calls == 1);
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: the backend sees swapd's env plus the model's, found via its PATH",
+          "[integration][backend]") {
+  ::setenv("SWAPD_TEST_FROM_DAEMON", "inherited", 1);
+  ::setenv("LD_LIBRARY_PATH", "/daemon/lib", 1);
+  ModelConfig model = FakeModel("envy");
+  std::filesystem::path binary(FAKE_BACKEND_BINARY);
+  model.argv[0] = binary.filename().string();  // a bare name: found through the child's PATH
+  model.env = {{"PATH", binary.parent_path().string() + ":/usr/bin:/bin"},
+               {"CUDA_VISIBLE_DEVICES", ""},
+               {"LD_LIBRARY_PATH", "/opt/fork/lib"}};
+  ProcessBackend backend(model, TestConfig());
+  Status s = backend.Start();
+  ::unsetenv("SWAPD_TEST_FROM_DAEMON");
+  ::unsetenv("LD_LIBRARY_PATH");
+  INFO(s.message());
+  REQUIRE(s.ok());
+  httplib::Client client(model.proxy);
+  auto res = client.Get("/env");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  nlohmann::json env = nlohmann::json::parse(res->body);
+  REQUIRE(env.contains("CUDA_VISIBLE_DEVICES"));
+  CHECK(env["CUDA_VISIBLE_DEVICES"] == "");
+  CHECK(env["LD_LIBRARY_PATH"] == "/opt/fork/lib");
+  CHECK(env["SWAPD_TEST_FROM_DAEMON"] == "inherited");
+  backend.Stop();
+}
+
+TEST_CASE("ProcessBackend: megabytes of log never block the backend", "[integration][backend]") {
+  // ~9 MB of load lines before readiness: a backend whose pipe is not read would block forever.
+  ProcessBackend backend(FakeModel("chatty", {"--log-lines", "100000"}), TestConfig());
+  REQUIRE(backend.Start().ok());
+  std::string all = backend.LogTail(1000000);
+  CHECK(all.size() <= LogRing::kDefaultCapacityBytes + 100000);  // bounded (plus '\n's)
+  CHECK(all.size() > LogRing::kDefaultCapacityBytes / 2);
+  CHECK_THAT(all, Catch::Contains("fake load line 100000 of 100000"));
+  CHECK_THAT(all, !Catch::Contains("fake load line 1 of 100000"));
+  backend.Stop();
+}
+
+TEST_CASE("ProcessBackend: cmdStop runs without a shell with ${PID} substituted",
+          "[integration][backend]") {
+  ModelConfig model = FakeModel("custom-stop", {"--ignore-sigterm"});
+  model.stop_argv = {"/bin/sh", "-c", "echo stopping ${PID}; kill -KILL ${PID}"};
+  model.unload_timeout = std::chrono::seconds(60);
+  ProcessBackend backend(model, TestConfig());
+  REQUIRE(backend.Start().ok());
+  const int pid = backend.Info().pid;
+  auto begin = Clock::now();
+  backend.Stop();
+  CHECK(MillisSince(begin) < 30000);  // cmdStop killed it; no 60 s grace
+  CHECK_THAT(backend.LogTail(20), Catch::Contains("cmdStop: stopping " + std::to_string(pid)));
+  CHECK_FALSE(ProcessRunning(pid));
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: a missing program fails the start with a clear message",
+          "[integration][backend]") {
+  ModelConfig model = FakeModel("missing");
+  model.argv = {"llama-server-that-does-not-exist", "--port", "1"};
+  model.env = {{"PATH", "/nonexistent"}};
+  ProcessBackend backend(model, TestConfig());
+  Status s = backend.Start();
+  CHECK(s.code() == ErrorCode::kBackendFailed);
+  CHECK_THAT(s.message(),
+             Catch::Contains("\"llama-server-that-does-not-exist\" not found in PATH"));
+  CHECK(backend.Info().state == BackendState::kFailed);
+}
+
+TEST_CASE("ProcessBackend: checkEndpoint none is ready when spawned", "[integration][backend]") {
+  ProcessBackend backend(backend_testing::ShellModel("script", "echo hello; exec sleep 600"),
+                         TestConfig());
+  REQUIRE(backend.Start().ok());
+  CHECK(backend.Info().state == BackendState::kReady);
+  CHECK(WaitFor([&] { return backend.LogTail(5) == "hello\n"; }));
+  backend.Stop();
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK(ZombieChildren().empty());
+}
+
+}  // namespace
+}  // namespace swapd
