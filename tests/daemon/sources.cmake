@@ -1,2 +1,5 @@
 # Test sources of daemon/ (appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES)
+# fake-llama-server tests and the shared integration-test helpers (tests/support/).
+list(APPEND SWAPD_TEST_SOURCES daemon/fake_backend_test.cpp support/child_process.cpp
+  support/http_wait.cpp support/fake_backend_process.cpp)
