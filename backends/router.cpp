@@ -1,25 +1,327 @@
-// STUB: replaced by the scheduler implementation.
 #include "backends/router.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "backends/scheduler.h"
+#include "backends/worker_threads.h"
+
 namespace swapd {
+namespace {
 
-class RouterImpl {};
+using Clock = std::chrono::steady_clock;
 
-Lease::Lease(Lease&&) noexcept = default;
-Lease& Lease::operator=(Lease&&) noexcept = default;
-Lease::~Lease() = default;
-void Lease::Release() {}
+// How often a waiting Acquire looks at its `cancelled` callback.
+constexpr auto kCancelPollInterval = std::chrono::milliseconds(50);
 
-Router::Router(std::shared_ptr<const Config>, BackendFactory) {}
-Router::~Router() = default;
-Result<Lease> Router::Acquire(const std::string&, std::chrono::steady_clock::time_point,
-                              std::function<bool()>) {
-  return Status::Error(ErrorCode::kInternal, "not implemented");
+std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
+
+}  // namespace
+
+// The Router's shared state. Leases hold it by shared_ptr, so it outlives the Router while a
+// request is still in flight. Every event reaches the Scheduler under mu_; the Scheduler's
+// effects run under mu_ too (they only record results, or hand Backend calls to worker threads).
+// Backend methods are never called with mu_ held, except SetExitCallback on a new Backend.
+class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private SchedulerEffects {
+ public:
+  RouterImpl(std::shared_ptr<const Config> config, BackendFactory factory)
+      : config_(std::move(config)), factory_(std::move(factory)), scheduler_(*config_, this) {}
+  ~RouterImpl() override { Shutdown(); }
+
+  // Starts the TTL timer thread; called once, right after construction.
+  void StartTimer() {
+    timer_ = std::thread([this] { TimerLoop(); });
+  }
+
+  Result<Lease> Acquire(const std::string& model_id, Clock::time_point deadline,
+                        const std::function<bool()>& cancelled);
+  void Finish(RequestId id) {
+    std::lock_guard lock(mu_);
+    scheduler_.RequestFinished(id, Clock::now());
+    Changed();
+  }
+  void Unload(const std::string& model_id);
+  void Preload() {
+    std::lock_guard lock(mu_);
+    scheduler_.Preload(config_->preload);
+    Changed();
+  }
+  std::vector<ModelSnapshot> Snapshot() const;
+  void Shutdown();
+  std::string LogTail(const std::string& model_id, size_t lines) const {
+    Backend* backend = FindBackend(model_id);
+    return backend == nullptr ? std::string() : backend->LogTail(lines);
+  }
+
+ private:
+  struct Waiter {
+    bool done = false;  // admitted (status ok) or rejected
+    Status status;
+  };
+
+  // SchedulerEffects: called with mu_ held, from inside a Scheduler event.
+  void StartModel(const std::string& model) override;
+  void StopModel(const std::string& model) override;
+  void Admit(RequestId request) override {
+    if (auto it = waiters_.find(request); it != waiters_.end()) it->second.done = true;
+  }
+  void Reject(RequestId request, const Status& why) override {
+    if (auto it = waiters_.find(request); it != waiters_.end()) it->second = Waiter{true, why};
+  }
+
+  // The model's Backend, made on first use. mu_ held.
+  Backend* BackendOf(const std::string& model);
+  Backend* FindBackend(const std::string& model) const {
+    std::lock_guard lock(mu_);
+    auto it = backends_.find(model);
+    return it == backends_.end() ? nullptr : it->second.get();
+  }
+  void TimerLoop();
+  // Something changed: wake the waiting Acquire/Unload/Shutdown calls and the timer. mu_ held.
+  void Changed() {
+    changed_.notify_all();
+    timer_wake_.notify_all();
+  }
+
+  const std::shared_ptr<const Config> config_;
+  const BackendFactory factory_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  std::condition_variable timer_wake_;
+  // Guarded by mu_:
+  Scheduler scheduler_;
+  std::map<RequestId, Waiter> waiters_;  // one per Acquire that has not returned yet
+  RequestId next_request_ = 1;
+  bool timer_stop_ = false;
+
+  std::mutex shutdown_mu_;  // serializes Shutdown calls
+  std::thread timer_;
+  WorkerThreads workers_;
+  // Guarded by mu_ (the map; each Backend is thread safe). Declared last so that the Backends
+  // go first: their exit callbacks may still take mu_ until their destructors return.
+  std::map<std::string, std::unique_ptr<Backend>> backends_;
+};
+
+Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point deadline,
+                                  const std::function<bool()>& cancelled) {
+  auto model = config_->models.find(model_id);
+  if (model == config_->models.end()) {
+    return Status::Error(ErrorCode::kNotFound, Quoted(model_id) + " not found");
+  }
+  std::unique_lock lock(mu_);
+  const RequestId id = next_request_++;
+  waiters_[id];
+  scheduler_.RequestArrived(id, model_id);
+  Changed();
+  Status gave_up;
+  for (;;) {
+    if (waiters_.at(id).done) break;
+    if (Clock::now() >= deadline) {
+      gave_up = Status::Error(ErrorCode::kTimeout,
+                              Quoted(model_id) + " was not ready before the request's deadline");
+      break;
+    }
+    if (cancelled) {
+      lock.unlock();  // the callback is the caller's code: never run it under our lock
+      const bool gone = cancelled();
+      lock.lock();
+      if (waiters_.at(id).done) break;
+      if (gone) {
+        gave_up = Status::Error(ErrorCode::kUnavailable,
+                                "request for " + Quoted(model_id) + " was cancelled");
+        break;
+      }
+    }
+    changed_.wait_until(lock, std::min(deadline, Clock::now() + kCancelPollInterval));
+  }
+  Waiter waiter = std::move(waiters_.at(id));
+  waiters_.erase(id);
+  if (!waiter.done) {
+    // Still queued (admission and rejection happen under mu_), so this cannot fail.
+    scheduler_.RequestWithdrawn(id);
+    Changed();
+    return gave_up;
+  }
+  if (!waiter.status.ok()) return waiter.status;
+  Lease lease;
+  lease.router_ = shared_from_this();
+  lease.request_id_ = id;
+  lease.model_id_ = model_id;
+  lease.proxy_url_ = model->second.proxy;
+  return lease;
 }
-void Router::Unload(const std::string&) {}
-void Router::Preload() {}
-std::vector<ModelSnapshot> Router::Snapshot() const { return {}; }
-void Router::Shutdown() {}
-std::string Router::LogTail(const std::string&, size_t) const { return {}; }
+
+void RouterImpl::Unload(const std::string& model_id) {
+  std::unique_lock lock(mu_);
+  // Every model that is not stopped now reaches kStopped once more before Unload returns.
+  std::vector<std::pair<std::string, uint64_t>> stopping;
+  for (const auto& [id, model] : config_->models) {
+    if (!model_id.empty() && id != model_id) continue;
+    if (scheduler_.Phase(id) != ModelPhase::kStopped) {
+      stopping.emplace_back(id, scheduler_.StopsCompleted(id));
+    }
+  }
+  if (!stopping.empty()) spdlog::info("unloading {}", model_id.empty() ? "all models" : model_id);
+  scheduler_.Unload(model_id);
+  Changed();
+  changed_.wait(lock, [&] {
+    return std::all_of(stopping.begin(), stopping.end(), [&](const auto& s) {
+      return scheduler_.StopsCompleted(s.first) > s.second;
+    });
+  });
+}
+
+std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
+  std::vector<ModelSnapshot> out;
+  std::vector<Backend*> backends;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, model] : config_->models) {
+      ModelSnapshot s;
+      s.id = id;
+      s.in_flight = scheduler_.InFlight(id);
+      s.queued = scheduler_.Queued(id);
+      out.push_back(std::move(s));
+      auto it = backends_.find(id);
+      backends.push_back(it == backends_.end() ? nullptr : it->second.get());
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (backends[i] != nullptr) out[i].backend = backends[i]->Info();
+  }
+  return out;
+}
+
+void RouterImpl::Shutdown() {
+  std::lock_guard serial(shutdown_mu_);
+  {
+    std::unique_lock lock(mu_);
+    scheduler_.Shutdown();
+    Changed();
+    // Backend::Stop is bounded by the model's unloadTimeout, so this wait is too.
+    changed_.wait(lock, [&] { return scheduler_.AllStopped(); });
+    timer_stop_ = true;
+    timer_wake_.notify_all();
+  }
+  if (timer_.joinable()) timer_.join();
+  workers_.JoinAll();
+}
+
+void RouterImpl::StartModel(const std::string& model) {
+  Backend* backend = BackendOf(model);
+  spdlog::info("model {}: starting", model);
+  workers_.Run([this, backend, model] {
+    const auto began = Clock::now();
+    Status result = backend->Start();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began).count();
+    if (result.ok()) {
+      spdlog::info("model {}: ready in {} ms", model, ms);
+    } else {
+      spdlog::warn("model {}: start failed after {} ms: {}", model, ms, result.message());
+    }
+    std::lock_guard lock(mu_);
+    scheduler_.StartFinished(model, result, Clock::now());
+    Changed();
+  });
+}
+
+void RouterImpl::StopModel(const std::string& model) {
+  Backend* backend = BackendOf(model);
+  spdlog::info("model {}: stopping", model);
+  workers_.Run([this, backend, model] {
+    backend->Stop();
+    spdlog::info("model {}: stopped", model);
+    std::lock_guard lock(mu_);
+    scheduler_.StopFinished(model);
+    Changed();
+  });
+}
+
+Backend* RouterImpl::BackendOf(const std::string& model) {
+  std::unique_ptr<Backend>& backend = backends_[model];
+  if (!backend) {
+    backend = factory_(config_->models.at(model), *config_);
+    backend->SetExitCallback([this, model](const std::string& reason) {
+      spdlog::warn("model {}: backend exited: {}", model, reason);
+      std::lock_guard lock(mu_);
+      scheduler_.BackendExited(model);
+      Changed();
+    });
+  }
+  return backend.get();
+}
+
+void RouterImpl::TimerLoop() {
+  std::unique_lock lock(mu_);
+  while (!timer_stop_) {
+    if (std::optional<Clock::time_point> next = scheduler_.NextDeadline()) {
+      timer_wake_.wait_until(lock, *next);
+    } else {
+      timer_wake_.wait(lock);
+    }
+    if (timer_stop_) break;
+    scheduler_.Tick(Clock::now());
+    changed_.notify_all();
+  }
+}
+
+// ---- Lease
+
+Lease::Lease(Lease&& other) noexcept
+    : router_(std::move(other.router_)),
+      request_id_(other.request_id_),
+      model_id_(std::move(other.model_id_)),
+      proxy_url_(std::move(other.proxy_url_)) {}
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Release();
+    router_ = std::move(other.router_);
+    request_id_ = other.request_id_;
+    model_id_ = std::move(other.model_id_);
+    proxy_url_ = std::move(other.proxy_url_);
+  }
+  return *this;
+}
+
+Lease::~Lease() { Release(); }
+
+void Lease::Release() {
+  if (router_) {
+    router_->Finish(request_id_);
+    router_.reset();
+  }
+}
+
+// ---- Router
+
+Router::Router(std::shared_ptr<const Config> config, BackendFactory factory)
+    : impl_(std::make_shared<RouterImpl>(std::move(config), std::move(factory))) {
+  impl_->StartTimer();
+}
+
+Router::~Router() { impl_->Shutdown(); }
+
+Result<Lease> Router::Acquire(const std::string& model_id,
+                              std::chrono::steady_clock::time_point deadline,
+                              std::function<bool()> cancelled) {
+  return impl_->Acquire(model_id, deadline, cancelled);
+}
+
+void Router::Unload(const std::string& model_id) { impl_->Unload(model_id); }
+void Router::Preload() { impl_->Preload(); }
+std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); }
+void Router::Shutdown() { impl_->Shutdown(); }
+std::string Router::LogTail(const std::string& model_id, size_t lines) const {
+  return impl_->LogTail(model_id, lines);
+}
 
 }  // namespace swapd

@@ -4,6 +4,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/launcher_test.cpp
   backends/log_ring_test.cpp
   backends/process_backend_test.cpp
+  backends/router_test.cpp
   backends/scheduler_queue_test.cpp
   backends/scheduler_test.cpp
   backends/spawn_env_test.cpp

@@ -1,0 +1,254 @@
+// Router tests: real threads, scripted in-process Backends (no processes). Every wait is on a
+// condition with a generous deadline.
+#include "backends/router.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <future>
+
+#include "tests/backends/scheduler_fakes.h"
+#include "tests/backends/scripted_backend.h"
+
+namespace swapd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::BackendScript;
+using testing::ConfigBuilder;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPatience = 20s;
+
+// Polls `pred` until it holds or kPatience passed.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  const auto until = Clock::now() + kPatience;
+  while (!pred()) {
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+ModelSnapshot SnapshotOf(const Router& router, const std::string& id) {
+  for (ModelSnapshot& s : router.Snapshot()) {
+    if (s.id == id) return s;
+  }
+  FAIL("no snapshot for " << id);
+  return {};
+}
+
+std::future<Result<Lease>> AcquireAsync(Router& router, const std::string& model,
+                                        Clock::duration wait = kPatience,
+                                        std::function<bool()> cancelled = nullptr) {
+  return std::async(std::launch::async, [&router, model, wait, cancelled] {
+    return router.Acquire(model, Clock::now() + wait, cancelled);
+  });
+}
+
+Result<Lease> Get(std::future<Result<Lease>>& f) {
+  REQUIRE(f.wait_for(kPatience) == std::future_status::ready);
+  return f.get();
+}
+
+struct Fixture {
+  explicit Fixture(ConfigBuilder builder)
+      : script(std::make_shared<BackendScript>()),
+        router(std::make_shared<const Config>(builder.Build()), script->Factory()) {}
+  std::shared_ptr<BackendScript> script;
+  Router router;
+};
+
+ConfigBuilder DuoConfig() {
+  return ConfigBuilder()
+      .Group("duo", /*swap=*/false, /*exclusive=*/true, /*persistent=*/false)
+      .Model("coder", "duo")
+      .Model("helper", "duo")
+      .Model("a")
+      .Model("b", "", /*limit=*/2);
+}
+
+TEST_CASE("router: concurrent requests to a duo keep both members running", "[unit][router]") {
+  Fixture f(DuoConfig());
+  f.script->start_delay["coder"] = 100ms;
+  f.script->start_delay["helper"] = 50ms;
+  auto coder = AcquireAsync(f.router, "coder");
+  auto helper = AcquireAsync(f.router, "helper");
+  Result<Lease> c = Get(coder);
+  Result<Lease> h = Get(helper);
+  REQUIRE(c.ok());
+  REQUIRE(h.ok());
+  CHECK(c.value().proxy_url() == "http://127.0.0.1:1/coder");
+  CHECK(f.script->Running("coder"));
+  CHECK(f.script->Running("helper"));
+  CHECK(SnapshotOf(f.router, "coder").in_flight == 1);
+  CHECK(SnapshotOf(f.router, "helper").backend.state == BackendState::kReady);
+  // A second round of requests reuses the running pair.
+  Result<Lease> again = f.router.Acquire("coder", Clock::now() + kPatience);
+  REQUIRE(again.ok());
+  CHECK(f.script->Starts("coder") == 1);
+  CHECK(SnapshotOf(f.router, "coder").in_flight == 2);
+}
+
+TEST_CASE("router: a swap waits for in-flight leases, stops, then starts", "[unit][router]") {
+  Fixture f(DuoConfig());
+  Result<Lease> a = f.router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE(a.ok());
+  auto b = AcquireAsync(f.router, "b");
+  REQUIRE(Eventually([&] { return SnapshotOf(f.router, "b").queued == 1; }));
+  CHECK(f.script->Running("a"));  // held by the lease
+  a.value().Release();
+  Result<Lease> lease_b = Get(b);
+  REQUIRE(lease_b.ok());
+  CHECK_FALSE(f.script->Running("a"));
+  CHECK(f.script->Events() ==
+        std::vector<std::string>{"start a", "ready a", "stop a", "start b", "ready b"});
+}
+
+TEST_CASE("router: a failed start fails all its waiters; the next request retries",
+          "[unit][router]") {
+  Fixture f(DuoConfig());
+  f.script->fail["a"] = "exit status 1; last lines: out of memory";
+  f.script->hold["a"] = true;
+  auto first = AcquireAsync(f.router, "a");
+  auto second = AcquireAsync(f.router, "a");
+  REQUIRE(Eventually([&] { return SnapshotOf(f.router, "a").queued == 2; }));
+  f.script->Release("a");
+  for (auto* fut : {&first, &second}) {
+    Result<Lease> r = Get(*fut);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == ErrorCode::kBackendFailed);
+    CHECK_THAT(r.status().message(), Catch::Contains("out of memory"));
+  }
+  CHECK(f.script->Starts("a") == 1);
+  {
+    std::lock_guard lock(f.script->mu);
+    f.script->fail["a"].clear();
+  }
+  CHECK(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  CHECK(f.script->Starts("a") == 2);
+}
+
+TEST_CASE("router: a cancelled waiter withdraws from the queue", "[unit][router]") {
+  Fixture f(DuoConfig());
+  Result<Lease> a = f.router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE(a.ok());
+  std::atomic<bool> gone{false};
+  auto b = AcquireAsync(f.router, "b", kPatience, [&] { return gone.load(); });
+  REQUIRE(Eventually([&] { return SnapshotOf(f.router, "b").queued == 1; }));
+  gone = true;
+  Result<Lease> r = Get(b);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kUnavailable);
+  CHECK(SnapshotOf(f.router, "b").queued == 0);
+  // Nothing waits for "a" to stop any more: it keeps serving.
+  a.value().Release();
+  CHECK(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  CHECK(f.script->Starts("a") == 1);
+  CHECK(f.script->Starts("b") == 0);
+}
+
+TEST_CASE("router: a waiter gives up at its deadline", "[unit][router]") {
+  Fixture f(DuoConfig());
+  Result<Lease> a = f.router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE(a.ok());
+  Result<Lease> b = f.router.Acquire("b", Clock::now() + 200ms);
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.status().code() == ErrorCode::kTimeout);
+  CHECK(SnapshotOf(f.router, "b").queued == 0);
+  CHECK(f.script->Running("a"));
+}
+
+TEST_CASE("router: unknown models and the concurrency limit fail at once", "[unit][router]") {
+  Fixture f(DuoConfig());
+  Result<Lease> unknown = f.router.Acquire("nope", Clock::now() + kPatience);
+  CHECK(unknown.status().code() == ErrorCode::kNotFound);
+  Result<Lease> one = f.router.Acquire("b", Clock::now() + kPatience);
+  Result<Lease> two = f.router.Acquire("b", Clock::now() + kPatience);
+  REQUIRE(one.ok());
+  REQUIRE(two.ok());
+  Result<Lease> three = f.router.Acquire("b", Clock::now() + kPatience);
+  REQUIRE_FALSE(three.ok());
+  CHECK(three.status().code() == ErrorCode::kTooManyRequests);
+  CHECK(three.status().message() == "model \"b\": concurrency limit 2 reached");
+  Lease moved = std::move(two.value());
+  moved = Lease();  // move-assigning over a live lease releases it
+  CHECK(f.router.Acquire("b", Clock::now() + kPatience).ok());
+}
+
+TEST_CASE("router: unload stops at once and blocks until stopped", "[unit][router]") {
+  Fixture f(DuoConfig());
+  Result<Lease> a = f.router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE(a.ok());
+  f.router.Unload("a");  // the lease is still held
+  CHECK_FALSE(f.script->Running("a"));
+  CHECK(SnapshotOf(f.router, "a").backend.state == BackendState::kStopped);
+  CHECK(SnapshotOf(f.router, "a").in_flight == 0);
+  a.value().Release();  // harmless
+  CHECK(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  CHECK(f.script->Starts("a") == 2);
+}
+
+TEST_CASE("router: unload during a start keeps the waiter, which starts the model again",
+          "[unit][router]") {
+  Fixture f(DuoConfig());
+  f.script->hold["a"] = true;
+  auto waiter = AcquireAsync(f.router, "a");
+  REQUIRE(Eventually([&] { return f.script->Starts("a") == 1; }));
+  f.router.Unload("");
+  REQUIRE(Eventually([&] { return f.script->Starts("a") == 2; }));
+  f.script->Release("a");
+  REQUIRE(Get(waiter).ok());
+}
+
+TEST_CASE("router: a model idle for its ttl is stopped", "[unit][router]") {
+  Fixture f(ConfigBuilder().Model("a", "", 10, /*ttl_seconds=*/1));
+  Clock::time_point released;
+  {
+    Result<Lease> a = f.router.Acquire("a", Clock::now() + kPatience);
+    REQUIRE(a.ok());
+    released = Clock::now();
+  }
+  REQUIRE(Eventually([&] { return !f.script->Running("a"); }));
+  CHECK(Clock::now() - released >= 900ms);
+  CHECK(SnapshotOf(f.router, "a").backend.state == BackendState::kStopped);
+}
+
+TEST_CASE("router: a crashed backend is started again by the next request", "[unit][router]") {
+  Fixture f(DuoConfig());
+  REQUIRE(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  f.script->Crash("a");
+  Result<Lease> again = f.router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE(again.ok());
+  CHECK(f.script->Starts("a") == 2);
+  CHECK(f.router.LogTail("a", 10) == "log of a");
+  CHECK(f.router.LogTail("nope", 10).empty());
+}
+
+TEST_CASE("router: preload starts the configured models without blocking", "[unit][router]") {
+  Fixture f(DuoConfig().Preload({"coder", "helper"}));
+  f.router.Preload();
+  REQUIRE(Eventually([&] {
+    return SnapshotOf(f.router, "coder").backend.state == BackendState::kReady &&
+           SnapshotOf(f.router, "helper").backend.state == BackendState::kReady;
+  }));
+}
+
+TEST_CASE("router: shutdown fails waiters, stops backends, refuses new requests",
+          "[unit][router]") {
+  Fixture f(DuoConfig());
+  Result<Lease> a = f.router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE(a.ok());
+  auto b = AcquireAsync(f.router, "b");
+  REQUIRE(Eventually([&] { return SnapshotOf(f.router, "b").queued == 1; }));
+  f.router.Shutdown();
+  Result<Lease> r = Get(b);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kUnavailable);
+  CHECK_FALSE(f.script->Running("a"));
+  CHECK(f.router.Acquire("a", Clock::now() + kPatience).status().code() == ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace swapd
