@@ -75,7 +75,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     if (auto it = waiters_.find(request); it != waiters_.end()) it->second = Waiter{true, why};
   }
 
-  // The model's Backend, made on first use. mu_ held.
+  // The model's Backend, made on first use; null without a factory. mu_ held.
   Backend* BackendOf(const std::string& model);
   Backend* FindBackend(const std::string& model) const {
     std::lock_guard lock(mu_);
@@ -219,7 +219,9 @@ void RouterImpl::StartModel(const std::string& model) {
   spdlog::info("model {}: starting", model);
   workers_.Run([this, backend, model] {
     const auto began = Clock::now();
-    Status result = backend->Start();
+    Status result = backend != nullptr
+                        ? backend->Start()
+                        : Status::Error(ErrorCode::kInternal, "no backend could be made for it");
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began).count();
     if (result.ok()) {
@@ -237,7 +239,7 @@ void RouterImpl::StopModel(const std::string& model) {
   Backend* backend = BackendOf(model);
   spdlog::info("model {}: stopping", model);
   workers_.Run([this, backend, model] {
-    backend->Stop();
+    if (backend != nullptr) backend->Stop();
     spdlog::info("model {}: stopped", model);
     std::lock_guard lock(mu_);
     scheduler_.StopFinished(model);
@@ -247,8 +249,9 @@ void RouterImpl::StopModel(const std::string& model) {
 
 Backend* RouterImpl::BackendOf(const std::string& model) {
   std::unique_ptr<Backend>& backend = backends_[model];
-  if (!backend) {
-    backend = factory_(config_->models.at(model), *config_);
+  if (backend || !factory_) return backend.get();  // no factory: starts fail, stops are no-ops
+  backend = factory_(config_->models.at(model), *config_);
+  if (backend) {
     backend->SetExitCallback([this, model](const std::string& reason) {
       spdlog::warn("model {}: backend exited: {}", model, reason);
       std::lock_guard lock(mu_);

@@ -137,6 +137,11 @@ void Scheduler::Unload(const std::string& model) {
   for (auto& [id, m] : models_) {
     if (!model.empty() && id != model) continue;
     if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) IssueStop(id);
+    // An unload overrides a preload that has not happened yet; requests still wait.
+    if (auto batch = FindBatch(id); batch != queue_.end()) {
+      batch->preload = false;
+      if (batch->requests.empty()) queue_.erase(batch);
+    }
   }
   Pump();
 }

@@ -21,7 +21,9 @@
 //   the next request starts the model again. A backend that exits while ready becomes stopped.
 // - Unload stops at once, in-flight requests or not (they are detached: their RequestFinished is
 //   ignored; the proxy sees the backend go away). A starting model is stopped too (the start is
-//   cancelled). Queued requests are kept: they start the model again once the stop completes.
+//   cancelled). Queued requests are kept: they start the model again once the stop completes
+//   (a client waiting for an answer should not fail because an operator freed memory). A pending
+//   preload of the model is dropped.
 // - Preload queues a batch without requests per model, in order: conflicting preloads run one
 //   after the other, so the later one wins (as llama-swap's sequential preload does).
 // - TTL: a ready model with no request in flight and none queued is stopped ttl after it became

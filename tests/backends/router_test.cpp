@@ -250,5 +250,14 @@ TEST_CASE("router: shutdown fails waiters, stops backends, refuses new requests"
   CHECK(f.router.Acquire("a", Clock::now() + kPatience).status().code() == ErrorCode::kUnavailable);
 }
 
+TEST_CASE("router: without a backend factory, requests fail instead of hanging", "[unit][router]") {
+  Router router(std::make_shared<const Config>(ConfigBuilder().Model("a").Build()), nullptr);
+  Result<Lease> r = router.Acquire("a", Clock::now() + kPatience);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kBackendFailed);
+  router.Unload("");
+  CHECK(SnapshotOf(router, "a").backend.state == BackendState::kStopped);
+}
+
 }  // namespace
 }  // namespace swapd

@@ -51,6 +51,28 @@ TEST_CASE("a swap waits for requests in flight, then stops before it starts", "[
   CHECK(h.effects.Take() == Log{"admit 3"});
 }
 
+TEST_CASE("idle conflicts stop at once while busy ones drain", "[unit][scheduler]") {
+  Harness h(ConfigBuilder()
+                .Group("duo", /*swap=*/false, /*exclusive=*/true, /*persistent=*/false)
+                .Model("coder", "duo")
+                .Model("helper", "duo")
+                .Model("a")
+                .Build());
+  h.Serve(1, "coder");
+  h.scheduler.RequestArrived(2, "helper");
+  h.scheduler.StartFinished("helper", kOk, h.now);
+  h.scheduler.RequestFinished(2, h.now);
+  h.effects.Take();
+  h.scheduler.RequestArrived(3, "a");
+  CHECK(h.effects.Take() == Log{"stop helper"});  // coder still has request 1
+  h.scheduler.StopFinished("helper");
+  CHECK(h.effects.Take().empty());
+  h.scheduler.RequestFinished(1, h.now);
+  CHECK(h.effects.Take() == Log{"stop coder"});
+  h.scheduler.StopFinished("coder");
+  CHECK(h.effects.Take() == Log{"start a"});
+}
+
 TEST_CASE("requests for the same model are collated: A B A B is served A A B B",
           "[unit][scheduler]") {
   Harness h(ThreeModels());

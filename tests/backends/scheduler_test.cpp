@@ -248,6 +248,18 @@ TEST_CASE("unload of a starting model cancels the start and keeps its waiters",
   CHECK(h.effects.Take() == Log{"admit 1"});
 }
 
+TEST_CASE("unload drops a preload that has not happened yet", "[unit][scheduler]") {
+  Harness h(DayConfig());
+  h.scheduler.Preload({"a"});
+  CHECK(h.effects.Take() == Log{"start a"});
+  h.scheduler.Unload("a");
+  CHECK(h.effects.Take() == Log{"stop a"});
+  h.scheduler.StartFinished("a", Status::Error(ErrorCode::kBackendFailed, "stopped"), h.now);
+  h.scheduler.StopFinished("a");
+  CHECK(h.effects.Take().empty());
+  CHECK(h.scheduler.AllStopped());
+}
+
 TEST_CASE("unload all stops every running model", "[unit][scheduler]") {
   Harness h(DayConfig());
   h.Run(1, "emb");
