@@ -1,10 +1,14 @@
 // The command line of swapd: `swapd [serve flags]`, `swapd check [config flags] [--json]`,
-// `--version`, `--help`. llama-swap's single-dash spellings (-config, -listen, ...) are accepted.
-// Pure parsing; no side effects.
+// `--version`, `--help`. llama-swap's single-dash spellings (-config, -listen, ...) are accepted,
+// as are `--flag=value` and `-flag=value` (Go's flag package rules, which llama-swap uses).
+// Pure parsing; no side effects. Thread safe.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "config/status.h"
 
 namespace swapd {
 
@@ -13,7 +17,10 @@ struct Options {
   Command command = Command::kServe;
   std::string config_path;  // --config FILE (default "config.yaml" when no --config-dir)
   std::string config_dir;   // --config-dir DIR
-  std::string listen = "127.0.0.1:8080";  // --listen HOST:PORT
+  // --listen HOST:PORT, normalized: ":8080" (llama-swap's "all interfaces") became "0.0.0.0:8080".
+  std::string listen = "127.0.0.1:8080";
+  std::string listen_host = "127.0.0.1";  // `listen` split: host without IPv6 brackets
+  int listen_port = 8080;                 // 1-65535
   bool watch_config = false;              // --watch-config
   bool strict = false;                    // --strict
   std::string log_level;                  // --log-level LEVEL; empty = the config's logLevel
@@ -28,5 +35,14 @@ struct ParsedCommandLine {
 ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args);  // args without argv[0]
 std::string UsageText();
 std::string VersionText();
+
+// A validated listen address. `host` is a host name, an IPv4 address or an IPv6 address (without
+// the brackets of "[::1]:8080"); an empty host (":8080") is mapped to "0.0.0.0".
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+  std::string ToString() const;  // "host:port", "[v6]:port"
+};
+Result<ListenAddress> ParseListenAddress(std::string_view text);
 
 }  // namespace swapd
