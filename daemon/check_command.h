@@ -1,9 +1,40 @@
 // `swapd check`: loads the configuration, prints every diagnostic and the effective configuration
-// (per model: group, argv, environment overrides, proxy, port, check endpoint, TTL) as text or
-// JSON.
+// (globals; per group its flags and members; per model its group, aliases, argv, cmdStop,
+// environment overrides, proxy, port, check endpoint, timeouts, limits and filters) as text or
+// JSON. Pure functions of their arguments apart from reading the config files. Thread compatible.
+//
+// The JSON document of `swapd check --json` (keys are stable; new keys may be added, none renamed):
+// {
+//   "valid": bool,                       // true iff the configuration loaded without error
+//   "diagnostics": [{"file": str, "line": int, "column": int,   // line/column 0 = unknown
+//                    "severity": "error"|"warning"|"hint", "message": str}, ...],
+//   "summary": {"models": int, "groups": int, "errors": int, "warnings": int, "hints": int},
+//   "config": null when invalid, else DescribeConfigJson():
+//   {
+//     "healthCheckTimeout": seconds, "logLevel": str, "logToStdout": str, "startPort": int,
+//     "globalTTL": seconds (0 = never), "unloadTimeout": seconds,
+//     "apiKeyCount": int (the keys themselves are never printed), "preload": [model ids],
+//     "sendLoadingState": bool, "includeAliasesInList": bool,
+//     "groups": {name: {"swap": bool, "exclusive": bool, "persistent": bool,
+//                       "members": [model ids], "definedAt": "file:line:col" | ""}},
+//     "models": {id: {"name": str, "description": str, "group": str, "aliases": [str],
+//                     "argv": [str], "cmdStop": [str] ([] = SIGTERM to the process group),
+//                     "env": [{"name": str, "value": str}] (in order; "" = set to empty),
+//                     "proxy": str, "port": int (0 = no ${PORT}),
+//                     "checkEndpoint": str ("none" = ready once spawned),
+//                     "ttl": seconds (0 = never unloaded), "unloadTimeout": seconds,
+//                     "concurrencyLimit": int, "unlisted": bool,
+//                     "useModelName": str ("" = model field forwarded unchanged),
+//                     "filters": {"stripParams": [str], "setParams": object},
+//                     "metadata": object, "definedAt": "file:line:col" | ""}}
+//   }
+// }
+// Groups include "(default)", the implicit group of ungrouped models, when there are any.
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <string_view>
 
 #include "config/config.h"
 #include "daemon/cli.h"
@@ -11,10 +42,17 @@
 namespace swapd {
 
 // Returns the process exit code: 0 when the configuration is valid, 1 otherwise.
+// Text mode: diagnostics go to `err`, the effective configuration and a summary line to `out`.
+// JSON mode (options.json): one document on `out`, nothing on `err`.
 int RunCheck(const Options& options, std::ostream& out, std::ostream& err);
 
 // The effective configuration, human-readable or as JSON (also used by tests).
 std::string DescribeConfig(const Config& config);
 std::string DescribeConfigJson(const Config& config);
+
+// One argv word as it is shown: unchanged unless it is empty or holds whitespace or quotes, then
+// single-quoted shell style ('it'\''s'); a word with control characters (a newline in a chat
+// template) is shown as $'...' with C escapes so that each word stays on one line.
+std::string QuoteWord(std::string_view word);
 
 }  // namespace swapd

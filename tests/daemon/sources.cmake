@@ -1,5 +1,6 @@
 # Test sources of daemon/ (appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES)
+list(APPEND SWAPD_TEST_SOURCES daemon/cli_test.cpp daemon/check_command_test.cpp daemon/examples_test.cpp)
 # fake-llama-server tests and the shared integration-test helpers (tests/support/).
 list(APPEND SWAPD_TEST_SOURCES daemon/fake_backend_test.cpp support/child_process.cpp
   support/http_wait.cpp support/fake_backend_process.cpp)
