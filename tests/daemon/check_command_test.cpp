@@ -208,16 +208,21 @@ std::string ReadFile(const fs::path& path) {
   return ss.str();
 }
 
-// Runs `swapd ARGS` (ARGS already shell-quoted) with stdout and stderr captured apart.
-CheckRun RunSwapd(const TempDir& dir, const std::string& args) {
-  std::string command = "'" SWAPD_BINARY "' " + args + " >'" + (dir.path() / "out").string() +
-                        "' 2>'" + (dir.path() / "err").string() + "' </dev/null";
+// Runs a shell command line with stdout and stderr captured apart.
+CheckRun RunShell(const TempDir& dir, const std::string& command_line) {
+  std::string command = command_line + " >'" + (dir.path() / "out").string() + "' 2>'" +
+                        (dir.path() / "err").string() + "' </dev/null";
   int status = std::system(command.c_str());
   CheckRun run;
   if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
   run.out = ReadFile(dir.path() / "out");
   run.err = ReadFile(dir.path() / "err");
   return run;
+}
+
+// Runs `swapd ARGS` (ARGS already shell-quoted).
+CheckRun RunSwapd(const TempDir& dir, const std::string& args) {
+  return RunShell(dir, "'" SWAPD_BINARY "' " + args);
 }
 
 CheckRun Check(const TempDir& dir, const std::string& yaml, const std::string& flags = "") {
@@ -345,6 +350,36 @@ TEST_CASE("swapd: usage errors exit 2, --help and --version exit 0", "[integrati
   CheckRun version = RunSwapd(dir, "-version");
   CHECK(version.exit_code == 0);
   CHECK(version.out.rfind("swapd ", 0) == 0);
+}
+
+TEST_CASE("tests/compat/run-corpus.sh tabulates a folder of configs", "[integration][cli]") {
+  TempDir dir;
+  fs::create_directory(dir.path() / "corpus");
+  dir.Write("corpus/a-good.yaml", kValid);
+  dir.Write("corpus/b-typo.yml", kTypo);
+  dir.Write("corpus/c-bad.yaml", "models:\n  m:\n    cmd: x --port ${PROT}\n");
+  // ${env.X} gets a placeholder; the same reference in a comment is harmless.
+  dir.Write("corpus/d-env.yaml",
+            "# uses ${env.SWAPD_CORPUS_TEST_DIR}\nmodels:\n  m:\n"
+            "    cmd: ${env.SWAPD_CORPUS_TEST_DIR}/llama-server --port ${PORT}\n");
+  dir.Write("corpus/notes.md", "not a config");
+  CheckRun run = RunShell(dir, "'" SWAPD_SOURCE_DIR "/tests/compat/run-corpus.sh' '" +
+                                   (dir.path() / "corpus").string() + "' '" SWAPD_BINARY "'");
+  INFO("stdout:\n" << run.out << "stderr:\n" << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("| file | models | warnings | errors | verdict |\n"));
+  CHECK_THAT(run.out, Contains("| a-good.yaml | 1 | 0 | 0 | ok |\n"));
+  CHECK_THAT(run.out, Contains("| b-typo.yml | 1 | 1 | 0 | ok |\n"));
+  CHECK_THAT(run.out, Contains("| c-bad.yaml | - | 0 | "));
+  CHECK_THAT(run.out, Contains(" | rejected |\n"));
+  CHECK_THAT(run.out, Contains("| d-env.yaml | 1 | 0 | 0 | ok |\n"));
+  CHECK(run.out.find("notes.md") == std::string::npos);
+  CHECK_THAT(run.out, Contains("4 files: 3 ok, 1 rejected, 0 failed"));
+
+  // The script itself failing (no such folder) is the only non-zero exit.
+  CHECK(RunShell(dir, "'" SWAPD_SOURCE_DIR "/tests/compat/run-corpus.sh' '" +
+                          (dir.path() / "missing").string() + "' '" SWAPD_BINARY "'")
+            .exit_code != 0);
 }
 
 }  // namespace
