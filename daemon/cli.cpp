@@ -141,11 +141,11 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) {
         return std::isdigit(static_cast<unsigned char>(c));
       })) {
-    return BadListen(text, "the port must be a number from 1 to 65535");
+    return BadListen(text, "the port must be a number from 0 to 65535");
   }
   address.port = std::stoi(std::string(port));
-  if (address.port < 1 || address.port > 65535) {
-    return BadListen(text, "the port must be a number from 1 to 65535");
+  if (address.port > 65535) {
+    return BadListen(text, "the port must be a number from 0 to 65535");
   }
   return address;
 }
@@ -271,7 +271,8 @@ flags:
   --config FILE      the YAML configuration (default "config.yaml" unless --config-dir is given)
   --config-dir DIR   also load every *.yaml / *.yml in DIR, sorted, merged after --config
   --listen HOST:PORT address to serve on (default 127.0.0.1:8080); "[::1]:8080" for IPv6;
-                     ":8080" means every interface (0.0.0.0), as with llama-swap
+                     ":8080" means every interface (0.0.0.0), as with llama-swap;
+                     port 0 lets the system pick a free port (logged at start)
   --watch-config     reload when the configuration changes (SIGHUP reloads too)
   --strict           unknown configuration keys are errors instead of warnings
   --log-level LEVEL  debug, info, warn or error (default: the config's logLevel)

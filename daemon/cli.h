@@ -20,7 +20,7 @@ struct Options {
   // --listen HOST:PORT, normalized: ":8080" (llama-swap's "all interfaces") became "0.0.0.0:8080".
   std::string listen = "127.0.0.1:8080";
   std::string listen_host = "127.0.0.1";  // `listen` split: host without IPv6 brackets
-  int listen_port = 8080;                 // 1-65535
+  int listen_port = 8080;                 // 0-65535; 0 = any free port
   bool watch_config = false;              // --watch-config
   bool strict = false;                    // --strict
   std::string log_level;                  // --log-level LEVEL; empty = the config's logLevel
@@ -37,7 +37,8 @@ std::string UsageText();
 std::string VersionText();
 
 // A validated listen address. `host` is a host name, an IPv4 address or an IPv6 address (without
-// the brackets of "[::1]:8080"); an empty host (":8080") is mapped to "0.0.0.0".
+// the brackets of "[::1]:8080"); an empty host (":8080") is mapped to "0.0.0.0". Port 0 asks the
+// system for a free port (integration tests use it).
 struct ListenAddress {
   std::string host;
   int port = 0;

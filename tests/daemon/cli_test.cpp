@@ -123,6 +123,7 @@ TEST_CASE("listen addresses", "[unit][cli]") {
            {"my-box.lan:65535", "my-box.lan", 65535, "my-box.lan:65535"},
            {"[::1]:8080", "::1", 8080, "[::1]:8080"},
            {"[::]:80", "::", 80, "[::]:80"},
+           {"127.0.0.1:0", "127.0.0.1", 0, "127.0.0.1:0"},  // any free port
        }) {
     INFO(row.text);
     Result<ListenAddress> a = ParseListenAddress(row.text);
@@ -157,8 +158,8 @@ TEST_CASE("usage errors name the problem in one line", "[unit][cli]") {
            {{"--json"}, "--json is only valid with \"swapd check\""},
            {{"--listen", "8080"}, "bad listen address \"8080\""},
            {{"--listen", "localhost"}, "expected HOST:PORT"},
-           {{"--listen", "127.0.0.1:0"}, "port must be a number from 1 to 65535"},
-           {{"--listen", "127.0.0.1:65536"}, "port must be a number from 1 to 65535"},
+           {{"--listen", "127.0.0.1:65536"}, "port must be a number from 0 to 65535"},
+           {{"--listen", "127.0.0.1:123456"}, "port must be a number from 0 to 65535"},
            {{"--listen", "127.0.0.1:http"}, "port must be a number"},
            {{"--listen", "127.0.0.1:"}, "port must be a number"},
            {{"--listen", "::1:8080"}, "needs brackets"},
