@@ -52,10 +52,13 @@ std::string StripCommentLines(std::string_view text) {
 
 bool HasWindowsPath(std::string_view t) {
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
-  for (size_t i = 0; i + 2 < t.size(); ++i) {
+  auto alnum = [&](char c) { return alpha(c) || (c >= '0' && c <= '9') || c == '_'; };
+  for (size_t i = 0; i + 3 < t.size(); ++i) {
     bool word_start = i == 0 || t[i - 1] == ' ' || t[i - 1] == '\t' || t[i - 1] == '\n' ||
                       t[i - 1] == '"' || t[i - 1] == '\'' || t[i - 1] == '=';
-    if (word_start && alpha(t[i]) && t[i + 1] == ':' && t[i + 2] == '\\') return true;
+    if (word_start && alpha(t[i]) && t[i + 1] == ':' && t[i + 2] == '\\' && alnum(t[i + 3])) {
+      return true;
+    }
   }
   return false;
 }

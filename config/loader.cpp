@@ -61,7 +61,7 @@ LoadResult Build(const std::vector<SourceFile>& files, const LoadOptions& option
     config.models.emplace(id, BuildModel(*m, raw, next_port, sink));
   }
   LinkAndValidate(raw, config, sink);
-  if (config.models.empty()) {
+  if (config.models.empty() && !sink.has_errors()) {
     Position pos = merged->pos;
     if (pos.file.empty() && !names.empty()) pos = Position{names.front(), 1, 1};
     sink.Warning(pos, "the config defines no models");

@@ -47,7 +47,7 @@ class TreeBuilder : public YAML::EventHandler {
     auto node = NewNode(mark, YamlNode::Kind::kNull);
     Remember(anchor, node);
     Attach(node);
-    open_.push_back(node.get());
+    open_.push_back(node);
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -68,7 +68,7 @@ class TreeBuilder : public YAML::EventHandler {
     if (tag != "?" && tag != "!") node->tag = tag;
     Remember(anchor, node);
     Attach(node);
-    open_.push_back(node.get());
+    open_.push_back(node);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -114,7 +114,7 @@ class TreeBuilder : public YAML::EventHandler {
 
   // A node's text ends where the next event starts.
   void CloseSpans(size_t offset) {
-    for (YamlNode* n : open_) n->end = std::max(n->begin, offset);
+    for (const auto& n : open_) n->end = std::max(n->begin, offset);
     open_.clear();
   }
 
@@ -140,7 +140,7 @@ class TreeBuilder : public YAML::EventHandler {
 
   void Pop() {
     if (stack_.empty()) return;
-    open_.push_back(stack_.back().node.get());
+    open_.push_back(stack_.back().node);
     stack_.pop_back();
   }
 
@@ -199,7 +199,7 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<Frame> stack_;
   YamlNodePtr root_;
   std::map<YAML::anchor_t, YamlNodePtr> anchors_;
-  std::vector<YamlNode*> open_;
+  std::vector<YamlNodePtr> open_;  // nodes whose end is the next event's start
 };
 
 // Swallows the events of documents after the first.

@@ -1,2 +1,10 @@
 # Test sources of config/ (appended to the one swapd_tests binary).
-list(APPEND SWAPD_TEST_SOURCES)
+list(APPEND SWAPD_TEST_SOURCES
+  config/argv_split_test.cpp
+  config/yaml_document_test.cpp
+  config/macros_test.cpp
+  config/loader_test.cpp
+  config/groups_test.cpp
+  config/bad_configs_test.cpp
+  config/merge_test.cpp
+)
