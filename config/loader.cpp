@@ -42,10 +42,14 @@ LoadResult Build(const std::vector<SourceFile>& files, const LoadOptions& option
                  DiagnosticSink& sink) {
   std::vector<YamlNodePtr> roots;
   std::vector<std::string> names;
+  bool complete = true;
   for (const auto& f : files) {
     names.push_back(f.name);
     YamlNodePtr root = ParseYaml(f.text, f.name, sink);
-    if (!root) continue;
+    if (!root) {
+      complete = false;
+      continue;
+    }
     SubstituteEnvMacros(*root, options.getenv, sink);
     roots.push_back(root);
   }
@@ -60,7 +64,7 @@ LoadResult Build(const std::vector<SourceFile>& files, const LoadOptions& option
   for (const auto& [id, m] : sorted) {
     config.models.emplace(id, BuildModel(*m, raw, next_port, sink));
   }
-  LinkAndValidate(raw, config, sink);
+  LinkAndValidate(raw, config, complete, sink);
   if (config.models.empty() && !sink.has_errors()) {
     Position pos = merged->pos;
     if (pos.file.empty() && !names.empty()) pos = Position{names.front(), 1, 1};

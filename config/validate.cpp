@@ -35,7 +35,7 @@ void LinkAliases(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
   }
 }
 
-void LinkGroups(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+void LinkGroups(const RawConfig& raw, Config& config, bool complete, DiagnosticSink& sink) {
   std::map<std::string, std::string> group_of;  // model id -> group name
   for (const auto& g : raw.groups) {
     const std::string ctx = "group \"" + g.name + "\": ";
@@ -49,6 +49,7 @@ void LinkGroups(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
     for (const auto& member : g.members) {
       const std::string& id = member.text;
       if (!config.models.count(id)) {
+        if (!complete) continue;
         std::string message = ctx + "member \"" + id + "\" is not a model";
         if (auto a = config.aliases.find(id); a != config.aliases.end()) {
           message += " (it is an alias of " + ModelLabel(a->second) + ": list the model id)";
@@ -94,21 +95,25 @@ void HintImplicitExclusive(const RawConfig& raw, const Config& config, Diagnosti
       if (name != g.name && !other.persistent && !other.members.empty()) victims.push_back(name);
     }
     if (victims.empty()) continue;
+    std::string names;
+    for (size_t i = 0; i < victims.size() && i < 3; ++i) names += (i ? ", " : "") + victims[i];
+    if (victims.size() > 3) names += ", ...";
     sink.Hint(g.pos, "group \"" + g.name +
                          "\" is exclusive by default: loading it unloads the "
                          "other groups (" +
-                         std::to_string(victims.size()) +
-                         "); write exclusive: false to keep them running, or exclusive: true to "
-                         "silence this hint");
+                         names +
+                         "); write exclusive: false to keep them running, "
+                         "or exclusive: true to silence this hint");
   }
 }
 
-void LinkPreload(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+void LinkPreload(const RawConfig& raw, Config& config, bool complete, DiagnosticSink& sink) {
   for (const auto& p : raw.preload) {
     std::string id = Trim(p.text);
     if (id.empty()) continue;
     const ModelConfig* model = config.FindModel(id);
     if (!model) {
+      if (!complete) continue;
       sink.Error(p.node->pos, "hooks.on_startup.preload: \"" + id + "\" is not a model or alias");
       continue;
     }
@@ -147,11 +152,11 @@ void LinkApiKeys(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
 
 }  // namespace
 
-void LinkAndValidate(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+void LinkAndValidate(const RawConfig& raw, Config& config, bool complete, DiagnosticSink& sink) {
   LinkAliases(raw, config, sink);
-  LinkGroups(raw, config, sink);
+  LinkGroups(raw, config, complete, sink);
   HintImplicitExclusive(raw, config, sink);
-  LinkPreload(raw, config, sink);
+  LinkPreload(raw, config, complete, sink);
   LinkApiKeys(raw, config, sink);
   HintWindowsMacros(raw, sink);
 }

@@ -12,7 +12,8 @@
 namespace swapd {
 
 // Fills config.aliases, config.groups, each model's group, config.preload and config.api_keys.
-// `config.models` must already hold the built models.
-void LinkAndValidate(const RawConfig& raw, Config& config, DiagnosticSink& sink);
+// `config.models` must already hold the built models. When `complete` is false (a file could
+// not be parsed), references to models that may live in that file are not reported.
+void LinkAndValidate(const RawConfig& raw, Config& config, bool complete, DiagnosticSink& sink);
 
 }  // namespace swapd

@@ -142,6 +142,19 @@ TEST_CASE("Errors in several files are all reported", "[unit][config]") {
   CHECK(syntax->pos.ToString() == bad + ":4:4");
 }
 
+TEST_CASE("A file that does not parse hides no other file's models", "[unit][config]") {
+  TempDir tmp;
+  std::string main = tmp.Write("config.yaml",
+                               "groups:\n  g:\n    members: [lost]\n"
+                               "hooks:\n  on_startup:\n    preload: [lost]\n");
+  tmp.Write("d/models.yaml", "models:\n  lost:\n    cmd: [unclosed\n");
+  auto r = Load(main, tmp.Path("d"));
+  REQUIRE_FALSE(r.ok());
+  INFO(r.ErrorText());
+  CHECK(r.diagnostics.size() == 1);  // only the syntax error, no "lost is not a model"
+  CHECK(FindDiag(r, "YAML syntax error"));
+}
+
 TEST_CASE("Missing files and directories are errors", "[unit][config]") {
   TempDir tmp;
   auto r = Load(tmp.Path("absent.yaml"), "");

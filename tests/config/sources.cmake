@@ -7,4 +7,5 @@ list(APPEND SWAPD_TEST_SOURCES
   config/groups_test.cpp
   config/bad_configs_test.cpp
   config/merge_test.cpp
+  config/traps_test.cpp
 )
