@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "config/loader.h"
 #include "daemon/check_command.h"
@@ -50,6 +52,25 @@ TEST_CASE("every example loads without errors or warnings", "[unit][cli][example
     }
     if (result.ok()) CHECK_FALSE(result.config->models.empty());
   }
+}
+
+TEST_CASE("RunCheck on examples/duo.yaml, as text and as JSON", "[unit][cli][examples]") {
+  Options options;
+  options.command = Options::Command::kCheck;
+  options.config_path = (fs::path(SWAPD_SOURCE_DIR) / "examples" / "duo.yaml").string();
+  options.strict = true;
+  std::ostringstream out, err;
+  CHECK(RunCheck(options, out, err) == 0);
+  CHECK(err.str().empty());
+  CHECK_THAT(out.str(), Catch::EndsWith("5 models, 2 groups: OK\n"));
+
+  options.json = true;
+  std::ostringstream json_out, json_err;
+  CHECK(RunCheck(options, json_out, json_err) == 0);
+  auto doc = nlohmann::json::parse(json_out.str());
+  CHECK(doc["valid"] == true);
+  CHECK(doc["diagnostics"].empty());
+  CHECK(doc["config"]["models"].size() == 5);
 }
 
 TEST_CASE("examples/duo.yaml is the laptop duo", "[unit][cli][examples]") {
