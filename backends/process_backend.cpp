@@ -282,18 +282,18 @@ void ProcessBackend::OnExit(const std::shared_ptr<Running>& run) {
   const std::string how = DescribeWaitStatus(status);
   if (state_ == BackendState::kStarting) {
     last_error_ = "model \"" + model_.id + "\" exited during start-up: " + how + TailForMessage();
-    spdlog::error("{}", last_error_);
     FinishStart(Status::Error(ErrorCode::kBackendFailed, last_error_));
-    Transition(BackendState::kFailed);
   } else if (state_ == BackendState::kReady) {
     last_error_ = "model \"" + model_.id + "\" exited unexpectedly: " + how + TailForMessage();
-    spdlog::error("{}", last_error_);
-    Transition(BackendState::kFailed);
-    auto callback = exit_callback_;
-    std::string reason = last_error_;
-    lock.unlock();
-    if (callback) callback(reason);
+  } else {
+    return;
   }
+  spdlog::error("{}", last_error_);
+  Transition(BackendState::kFailed);
+  auto callback = exit_callback_;
+  std::string reason = last_error_;
+  lock.unlock();
+  if (callback) callback(reason);
 }
 
 BackendInfo ProcessBackend::Info() const {

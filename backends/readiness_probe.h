@@ -44,7 +44,7 @@ class PollBackoff {
  public:
   explicit PollBackoff(std::chrono::milliseconds first = std::chrono::milliseconds(10),
                        std::chrono::milliseconds max = std::chrono::milliseconds(100),
-                       double factor = 1.1);
+                       double factor = 1.05);
   std::chrono::milliseconds Next();
 
  private:

@@ -121,6 +121,10 @@ TEST_CASE("ProcessBackend: exit during load fails at once with exit code and log
   ProcessBackend backend(
       FakeModel("dies", {"--log-lines", "40", "--load-ms", "400", "--exit-during-load", "3"}),
       TestConfig(std::chrono::seconds(120)));
+  std::atomic<int> callbacks{0};
+  backend.SetExitCallback([&](const std::string& reason) {
+    if (reason.find("exit code 3") != std::string::npos) ++callbacks;
+  });
   auto begin = Clock::now();
   Status s = backend.Start();
   CHECK(MillisSince(begin) < 30000);  // not the 120 s health timeout
@@ -133,6 +137,7 @@ TEST_CASE("ProcessBackend: exit during load fails at once with exit code and log
   CHECK(info.state == BackendState::kFailed);
   CHECK(info.pid == 0);
   CHECK(info.last_error == s.message());
+  CHECK(WaitFor([&] { return callbacks == 1; }));  // the Router hears of it too
   CHECK(ZombieChildren().empty());
   backend.Stop();  // a failed backend stops to stopped, keeping the reason
   CHECK(backend.Info().state == BackendState::kStopped);
