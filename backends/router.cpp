@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -83,10 +84,13 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     return it == backends_.end() ? nullptr : it->second.get();
   }
   void TimerLoop();
-  // Something changed: wake the waiting Acquire/Unload/Shutdown calls and the timer. mu_ held.
+  // Something changed: wake the waiting Acquire/Unload/Shutdown calls, and the timer if it
+  // must now wake earlier than it planned (not on every request: that would cost a context
+  // switch per request). mu_ held.
   void Changed() {
     changed_.notify_all();
-    timer_wake_.notify_all();
+    std::optional<Clock::time_point> next = scheduler_.NextDeadline();
+    if (next && *next < timer_deadline_) timer_wake_.notify_all();
   }
 
   const std::shared_ptr<const Config> config_;
@@ -100,6 +104,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   std::map<RequestId, Waiter> waiters_;  // one per Acquire that has not returned yet
   RequestId next_request_ = 1;
   bool timer_stop_ = false;
+  Clock::time_point timer_deadline_ = Clock::time_point::max();  // when the timer wakes
 
   std::mutex shutdown_mu_;  // serializes Shutdown calls
   std::thread timer_;
@@ -265,10 +270,11 @@ Backend* RouterImpl::BackendOf(const std::string& model) {
 void RouterImpl::TimerLoop() {
   std::unique_lock lock(mu_);
   while (!timer_stop_) {
-    if (std::optional<Clock::time_point> next = scheduler_.NextDeadline()) {
-      timer_wake_.wait_until(lock, *next);
-    } else {
+    timer_deadline_ = scheduler_.NextDeadline().value_or(Clock::time_point::max());
+    if (timer_deadline_ == Clock::time_point::max()) {
       timer_wake_.wait(lock);
+    } else {
+      timer_wake_.wait_until(lock, timer_deadline_);
     }
     if (timer_stop_) break;
     scheduler_.Tick(Clock::now());
