@@ -8,10 +8,7 @@
 
 #include <thread>
 
-#if __has_include("backends/process_backend.h")  // TEMPORARY until the backend lands
 #include "backends/process_backend.h"
-#define SWAPD_HAVE_PROCESS_BACKEND 1
-#endif
 #include "backends/router.h"
 #include "config/loader.h"
 #include "daemon/http_server.h"
@@ -79,11 +76,7 @@ int App::Run() {
   auto config = std::make_shared<const Config>(std::move(*loaded.config));
   if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(config->log_level));
 
-#ifdef SWAPD_HAVE_PROCESS_BACKEND
   Router router(config, MakeProcessBackendFactory());
-#else
-  Router router(config, nullptr);
-#endif
   Metrics metrics;
   HttpServer server(config, router, &metrics);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
