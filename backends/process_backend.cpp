@@ -177,7 +177,7 @@ Status ProcessBackend::WaitReady(std::unique_lock<std::mutex>& lock, uint64_t ge
     lock.lock();
     if (cancelled()) return JoinStart(lock, gen);
     if (result.ready) {
-      spdlog::info("model {}: ready after {} ms", model_.id, Millis(checked - started));
+      spdlog::debug("model {}: ready after {} ms", model_.id, Millis(checked - started));
       Transition(BackendState::kReady);
       FinishStart(Status::Ok());
       return Status::Ok();

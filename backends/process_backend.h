@@ -5,8 +5,10 @@
 // States (one transition function, illegal transitions are logged as bugs):
 //   stopped/failed -> starting -> ready -> stopping -> stopped
 //   starting -> failed (exited, or not ready in time: then via stopping -> failed)
-//   starting -> stopping (Stop() cancels the start); ready -> failed (crash); failed -> stopped
-//   (Stop)
+//   starting -> stopping (Stop() cancels the start); ready -> failed (crash);
+//   failed -> stopped (Stop(); the reason stays in Info().last_error)
+// When the process exits without a Stop() (while starting or ready), whatever is left of its
+// process group is SIGKILLed, and the exit callback gets the exit status and the log tail.
 // Thread safe: every method may be called from any thread. Per running process there is one
 // monitor thread (output, exit detection, reaping); a start's readiness checks run on the thread
 // that called Start() first, and a stop runs on the thread that called Stop(). The exit callback
