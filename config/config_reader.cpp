@@ -259,8 +259,9 @@ class ConfigReader {
     }
   }
 
-  void ReadGroups(const YamlEntry& e, const std::string& where, RawConfig& raw) {
-    if (!fields_.IsMapOrError(e, where == "groups" ? "" : where + ": ")) return;
+  // `parent` prefixes type errors: "" for `groups:`, "routing.router.settings." otherwise.
+  void ReadGroups(const YamlEntry& e, const std::string& parent, RawConfig& raw) {
+    if (!fields_.IsMapOrError(e, parent)) return;
     for (const auto& g : e.value->entries) {
       RawGroup group;
       group.name = g.key->value;
@@ -303,7 +304,7 @@ class ConfigReader {
       sink_.Error(matrix->key->pos, "a config cannot use both groups and matrix");
     }
     if (has_top_groups)
-      ReadGroups(*top_groups, "groups", raw);
+      ReadGroups(*top_groups, "", raw);
     else if (top_groups)
       fields_.IsMapOrError(*top_groups, "");
 
@@ -334,7 +335,7 @@ class ConfigReader {
     if (!settings || !fields_.IsMapOrError(*settings, "routing.router: ")) return;
     fields_.CheckKeys(*settings->value, RouterSettingsKeys(), "", "routing.router.settings.");
     if (const YamlEntry* groups = settings->value->Find("groups"); groups && use == "group") {
-      ReadGroups(*groups, "routing.router.settings.groups", raw);
+      ReadGroups(*groups, "routing.router.settings.", raw);
     }
   }
 
