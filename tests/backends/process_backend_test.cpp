@@ -8,6 +8,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -320,13 +321,44 @@ TEST_CASE("ProcessBackend: a missing program fails the start with a clear messag
 }
 
 TEST_CASE("ProcessBackend: checkEndpoint none is ready when spawned", "[integration][backend]") {
+  std::mutex mu;
+  std::vector<std::string> heard;  // what the daemon's line listener got
+  ProcessBackendOptions options;
+  options.on_output_line = [&](const std::string& model, std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    heard.push_back(model + ": " + std::string(line));
+  };
   ProcessBackend backend(backend_testing::ShellModel("script", "echo hello; exec sleep 600"),
-                         TestConfig());
+                         TestConfig(), options);
   REQUIRE(backend.Start().ok());
   CHECK(backend.Info().state == BackendState::kReady);
   CHECK(WaitFor([&] { return backend.LogTail(5) == "hello\n"; }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK(heard == std::vector<std::string>{"script: hello"});
+  }
   backend.Stop();
   CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK(ZombieChildren().empty());
+}
+
+TEST_CASE("ProcessBackend: Start during a stop waits for it, then starts anew",
+          "[integration][backend]") {
+  ModelConfig model = FakeModel("restart", {"--ignore-sigterm"});
+  model.unload_timeout = std::chrono::seconds(1);  // the stop takes about a second
+  ProcessBackend backend(model, TestConfig());
+  REQUIRE(backend.Start().ok());
+  const int first = backend.Info().pid;
+  std::thread stopper([&] { backend.Stop(); });
+  REQUIRE(WaitFor([&] { return backend.Info().state == BackendState::kStopping; }));
+  Status s = backend.Start();
+  stopper.join();
+  INFO(s.message());
+  CHECK(s.ok());
+  CHECK(backend.Info().state == BackendState::kReady);
+  CHECK(backend.Info().pid != first);
+  CHECK_FALSE(ProcessRunning(first));
+  backend.Stop();
   CHECK(ZombieChildren().empty());
 }
 
