@@ -10,7 +10,9 @@
 //   acts when no earlier batch wants the opposite (to stop its model, or to run one it stops);
 //   batches with disjoint effects proceed in parallel. Its stops are issued first (a model with
 //   requests in flight is stopped only once they finish); its start begins when all stops are
-//   done; its requests are admitted once its model is ready and no conflicting model runs.
+//   done; its requests are admitted once its model is ready and no conflicting model runs (the
+//   group rule holds on every request, as in llama-swap: asking for an exclusive model that is
+//   already ready still stops a non-exclusive one started beside it).
 // - Starvation bound: a request for a ready model that an earlier batch wants stopped skips the
 //   queue at most kMaxBypass times in a row; later ones queue behind the swap.
 // - concurrencyLimit: a request arriving while the model has `limit` requests in flight is
@@ -18,7 +20,8 @@
 //   in the queue do not count as in flight and are never rejected for the limit later: they are
 //   admitted in order as slots free up, bounded by the caller's deadline.
 // - A failed start rejects every request of the model's batch (kBackendFailed with the reason);
-//   the next request starts the model again. A backend that exits while ready becomes stopped.
+//   the next request starts the model again. A backend that exits while ready becomes stopped;
+//   its in-flight requests are detached (as for Unload) and the next request starts it again.
 // - Unload stops at once, in-flight requests or not (they are detached: their RequestFinished is
 //   ignored; the proxy sees the backend go away). A starting model is stopped too (the start is
 //   cancelled). Queued requests are kept: they start the model again once the stop completes
