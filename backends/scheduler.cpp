@@ -110,8 +110,10 @@ void Scheduler::StartFinished(const std::string& model, const Status& result, Sc
     m->phase = ModelPhase::kStopped;
     auto batch = FindBatch(model);
     if (batch != queue_.end()) {
-      RejectBatch(*batch, Status::Error(ErrorCode::kBackendFailed,
-                                        Quoted(model) + " failed to start: " + result.message()));
+      // Name the model once: a Backend's message usually does already.
+      std::string why = result.message();
+      if (why.rfind(Quoted(model), 0) != 0) why = Quoted(model) + " failed to start: " + why;
+      RejectBatch(*batch, Status::Error(ErrorCode::kBackendFailed, why));
       queue_.erase(batch);
     }
   }

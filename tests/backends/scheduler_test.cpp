@@ -167,6 +167,10 @@ TEST_CASE("a failed start fails all its waiters; the next request tries again",
   CHECK(h.scheduler.Phase("a") == ModelPhase::kStopped);
   h.scheduler.RequestArrived(3, "a");
   CHECK(h.effects.Take() == Log{"start a"});
+  // A message that names the model already is passed through as it is.
+  const std::string named = "model \"a\" exited during start-up: exit status 1";
+  h.scheduler.StartFinished("a", Status::Error(ErrorCode::kBackendFailed, named), h.now);
+  CHECK(h.effects.Rejection(3).message() == named);
 }
 
 TEST_CASE("a backend that exits while ready is stopped and started again on demand",
