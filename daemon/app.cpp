@@ -86,6 +86,9 @@ int App::Run() {
   spdlog::info("swapd listening on http://{}:{} with {} models", listen.value().host, server.port(),
                config->models.size());
   router.Preload();
+  if (options_.watch_config) {
+    spdlog::warn("--watch-config: reloading the configuration is not implemented yet; ignored");
+  }
 
   std::atomic<bool> serving_done{false};
   std::thread signal_thread([&] {

@@ -273,7 +273,7 @@ flags:
   --listen HOST:PORT address to serve on (default 127.0.0.1:8080); "[::1]:8080" for IPv6;
                      ":8080" means every interface (0.0.0.0), as with llama-swap;
                      port 0 lets the system pick a free port (logged at start)
-  --watch-config     reload when the configuration changes (SIGHUP reloads too)
+  --watch-config     accepted for llama-swap units; reloading is not implemented yet
   --strict           unknown configuration keys are errors instead of warnings
   --log-level LEVEL  debug, info, warn or error (default: the config's logLevel)
   --json             (check only) print diagnostics and configuration as one JSON document
