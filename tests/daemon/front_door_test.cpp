@@ -3,6 +3,8 @@
 #include <httplib.h>
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -450,6 +452,31 @@ TEST_CASE("unload stops models; multipart transcription routes by form field",
   auto missing = client.Post("/api/models/unload/none", "", "text/plain");
   REQUIRE(missing);
   CHECK(missing->status == 404);
+}
+
+}  // namespace
+}  // namespace swapd::testing
+
+namespace swapd::testing {
+namespace {
+
+TEST_CASE("SIGKILL of swapd leaves no backend or grandchild behind", "[integration][front]") {
+  int port = swapd::testing::FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("kill-m", port, "--spawn-grandchild"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  REQUIRE(HttpPost(url, "/v1/completions", R"({"model":"kill-m","prompt":"x"})").status == 200);
+  auto backend = PidsWithArg("--model kill-m ");
+  REQUIRE(!backend.empty());  // the backend and its grandchild (same command line)
+  // Only swapd itself is killed, not its process group.
+  REQUIRE(kill(swapd.value().process->pid(), SIGKILL) == 0);
+  REQUIRE(swapd.value().process->WaitForExit(std::chrono::seconds(10)));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!PidsWithArg("--model kill-m ").empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(PidsWithArg("--model kill-m ").empty());
 }
 
 }  // namespace
