@@ -2,6 +2,7 @@
 // a diagnostic by severity, message fragment and position.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,6 +45,15 @@ inline int CountSeverity(const LoadResult& r, Diagnostic::Severity s) {
 
 inline std::string At(const Diagnostic* d) {
   return d ? std::to_string(d->pos.line) + ":" + std::to_string(d->pos.column) : "(none)";
+}
+
+// The model `id` of a config that must have loaded (fails the test otherwise).
+inline const ModelConfig& Model(const LoadResult& r, const std::string& id) {
+  INFO(r.ErrorText());
+  REQUIRE(r.ok());
+  auto it = r.config->models.find(id);
+  REQUIRE(it != r.config->models.end());
+  return it->second;
 }
 
 }  // namespace swapd::testing

@@ -9,16 +9,10 @@ namespace {
 using std::chrono::seconds;
 using testing::At;
 using testing::FindDiag;
+using testing::Model;
 using testing::Parse;
 using Severity = Diagnostic::Severity;
 using Words = std::vector<std::string>;
-
-const ModelConfig& Model(const LoadResult& r, const std::string& id) {
-  REQUIRE(r.ok());
-  auto it = r.config->models.find(id);
-  REQUIRE(it != r.config->models.end());
-  return it->second;
-}
 
 TEST_CASE("A minimal config gets llama-swap's defaults", "[unit][config]") {
   auto r = Parse("models:\n  m:\n    cmd: srv --port ${PORT}\n");

@@ -9,15 +9,9 @@ namespace {
 
 using testing::At;
 using testing::FindDiag;
+using testing::Model;
 using testing::Parse;
 using Words = std::vector<std::string>;
-
-const ModelConfig& Model(const LoadResult& r, const std::string& id) {
-  REQUIRE(r.ok());
-  auto it = r.config->models.find(id);
-  REQUIRE(it != r.config->models.end());
-  return it->second;
-}
 
 TEST_CASE("Macros may use macros declared before them", "[unit][config]") {
   auto r = Parse(R"(

@@ -8,16 +8,9 @@ namespace swapd {
 namespace {
 
 using testing::FindDiag;
+using testing::Model;
 using testing::Parse;
 using Words = std::vector<std::string>;
-
-const ModelConfig& Model(const LoadResult& r, const std::string& id) {
-  INFO(r.ErrorText());
-  REQUIRE(r.ok());
-  auto it = r.config->models.find(id);
-  REQUIRE(it != r.config->models.end());
-  return it->second;
-}
 
 TEST_CASE("Trap: a quoted string spanning folded lines stays one word", "[unit][config]") {
   auto r = Parse(R"(
