@@ -28,7 +28,8 @@ class UpstreamClientPool {
   void Forget(const std::string& origin);
 
  private:
-  static constexpr size_t kMaxIdlePerOrigin = 64;
+  // Each idle keep-alive connection holds one of the backend's HTTP threads (llama-server has few).
+  static constexpr size_t kMaxIdlePerOrigin = 8;
   std::mutex mu_;
   std::map<std::string, std::vector<std::unique_ptr<httplib::Client>>> idle_;  // Guarded by mu_
 };

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Proxy overhead: the same fake backend measured three ways in one run — direct, through nginx
+# (the reference reverse proxy: keepalive upstream, proxy_buffering off) and through swapd — with
+# wrk over loopback, small non-streamed requests, 1 and 64 connections. Prints a markdown table
+# of requests/s and p50/p99 latency with ratios to direct, and swapd's resident memory.
+#   bench/proxy_bench.sh [seconds per run, default 10]
+# Needs a build (scripts/build.sh); installs wrk and nginx from Debian when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+scripts/install-deps.sh wrk nginx python3
+bin=$PWD/${BUILD_DIR:-build}/bin
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+backend_port=$(free_port)
+swapd_port=$(free_port)
+nginx_port=$(free_port)
+
+cat >"$work/config.yaml" <<YAML
+models:
+  bench:
+    cmd: $bin/fake-llama-server --port $backend_port --model bench
+    proxy: http://127.0.0.1:$backend_port
+    concurrencyLimit: 1000
+YAML
+"$bin/swapd" --config "$work/config.yaml" --listen "127.0.0.1:$swapd_port" --log-level warn \
+  >"$work/swapd.log" 2>&1 &
+swapd_pid=$!
+pids+=("$swapd_pid")
+body='{"model":"bench","prompt":"hello","max_tokens":1}'
+for _ in $(seq 100); do
+  curl -fs "127.0.0.1:$swapd_port/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+# The first request starts the backend.
+curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" -d "$body" >/dev/null
+idle_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
+
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream backend { server 127.0.0.1:$backend_port; keepalive 64; }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / {
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+NGINX
+nginx -c "$work/nginx.conf" -p "$work"
+
+cat >"$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$body'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+# run NAME PORT CONNECTIONS -> "rps p50_us p99_us"
+run() {
+  local out threads=$(( $3 < 2 ? 1 : 2 ))
+  out=$(wrk -t"$threads" -c"$3" -d"${duration}s" --latency -s "$work/post.lua" \
+    "http://127.0.0.1:$2/v1/completions")
+  if echo "$out" | grep -q "Non-2xx"; then echo "wrk: errors for $1" >&2; echo "$out" >&2; fi
+  local rps p50 p99
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  echo "$rps $(to_us "$p50") $(to_us "$p99")"
+}
+to_us() {  # wrk prints 123.45us, 1.23ms or 1.02s
+  awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else print n*1000000 }'
+}
+
+echo "| connections | target | requests/s | ratio to direct | p50 | p99 | added p50 |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for c in 1 64; do
+  read -r d_rps d_p50 d_p99 < <(run direct "$backend_port" "$c")
+  read -r n_rps n_p50 n_p99 < <(run nginx "$nginx_port" "$c")
+  read -r s_rps s_p50 s_p99 < <(run swapd "$swapd_port" "$c")
+  for row in "direct $d_rps $d_p50 $d_p99" "nginx $n_rps $n_p50 $n_p99" "swapd $s_rps $s_p50 $s_p99"; do
+    read -r name rps p50 p99 <<<"$row"
+    awk -v c="$c" -v n="$name" -v r="$rps" -v dr="$d_rps" -v p50="$p50" -v p99="$p99" -v d50="$d_p50" \
+      'BEGIN { printf "| %s | %s | %.0f | %.2fx | %.0f us | %.0f us | %+.0f us |\n", c, n, r, r/dr, p50, p99, p50-d50 }'
+  done
+done
+busy_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
+echo
+echo "swapd resident memory: ${idle_rss} KiB idle (backend loaded), ${busy_rss} KiB after the runs"
