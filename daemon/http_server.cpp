@@ -152,7 +152,7 @@ Status HttpServer::DescribeBackendFailure(const std::string& model_id, const std
 void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                           std::string body, httplib::Response& res) {
   auto deadline = std::chrono::steady_clock::now() + settings_.acquire_timeout;
-  Result<Lease> lease = router_.Acquire(model.id, deadline, [this] { return false; });
+  Result<Lease> lease = router_.Acquire(model.id, deadline);
   if (!lease.ok()) {
     SetErrorResponse(res, lease.status());
     if (metrics_) metrics_->RecordRejected(model.id, res.status);

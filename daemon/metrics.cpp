@@ -82,12 +82,6 @@ void Metrics::RecordRejected(const std::string& model_id, int status) {
   ++models_[model_id].requests_by_status[StatusClass(status)];
 }
 
-double Metrics::LastGenerationTokensPerSecond(const std::string& model_id) const {
-  std::lock_guard lock(mu_);
-  auto it = models_.find(model_id);
-  return it == models_.end() ? 0 : it->second.last_generation_tps;
-}
-
 std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot) const {
   std::ostringstream out;
   auto header = [&](const char* name, const char* type, const char* help) {

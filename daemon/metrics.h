@@ -26,9 +26,6 @@ class Metrics {
 
   std::string RenderPrometheus(const std::vector<ModelSnapshot>& models) const;
 
-  // The last tokens/s the backend reported for `model_id`; 0 when unknown.
-  double LastGenerationTokensPerSecond(const std::string& model_id) const;
-
  private:
   static constexpr std::array<double, 12> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                       0.5,   1,    2.5,   5,    10,  30};

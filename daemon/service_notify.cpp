@@ -17,6 +17,5 @@ void Notify([[maybe_unused]] const std::string& message) {
 
 void NotifyReady() { Notify("READY=1\nSTATUS=serving"); }
 void NotifyStopping() { Notify("STOPPING=1"); }
-void NotifyStatus(const std::string& status) { Notify("STATUS=" + status); }
 
 }  // namespace swapd

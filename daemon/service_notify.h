@@ -9,6 +9,5 @@ namespace swapd {
 
 void NotifyReady();
 void NotifyStopping();
-void NotifyStatus(const std::string& status);
 
 }  // namespace swapd

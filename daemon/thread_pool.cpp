@@ -8,11 +8,6 @@ GrowingThreadPool::GrowingThreadPool(size_t min_threads, size_t max_threads,
 
 GrowingThreadPool::~GrowingThreadPool() { shutdown(); }
 
-size_t GrowingThreadPool::thread_count() const {
-  std::lock_guard lock(mu_);
-  return threads_.size();
-}
-
 void GrowingThreadPool::enqueue(std::function<void()> fn) {
   std::unique_lock lock(mu_);
   if (shutdown_) return;

@@ -26,8 +26,6 @@ class GrowingThreadPool : public httplib::TaskQueue {
   // Runs what is queued, then joins every thread. Called by the server when it stops.
   void shutdown() override;
 
-  size_t thread_count() const;
-
  private:
   void WorkerLoop(std::list<std::thread>::iterator self);
   void JoinFinishedLocked(std::unique_lock<std::mutex>& lock);
