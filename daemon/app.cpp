@@ -6,11 +6,16 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <optional>
 #include <thread>
 
 #include "backends/process_backend.h"
 #include "backends/router.h"
 #include "config/loader.h"
+#include "daemon/check_command.h"
+#include "daemon/config_reloader.h"
+#include "daemon/config_watcher.h"
 #include "daemon/http_server.h"
 #include "daemon/metrics.h"
 #include "daemon/service_notify.h"
@@ -25,22 +30,6 @@ void SetUpLogging(const std::string& level) {
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(level.empty() ? "info" : level));
   spdlog::flush_on(spdlog::level::info);
-}
-
-void LogDiagnostics(const LoadResult& result) {
-  for (const auto& d : result.diagnostics) {
-    switch (d.severity) {
-      case Diagnostic::Severity::kError:
-        spdlog::error("{}", d.ToString());
-        break;
-      case Diagnostic::Severity::kWarning:
-        spdlog::warn("{}", d.ToString());
-        break;
-      case Diagnostic::Severity::kHint:
-        spdlog::info("{}", d.ToString());
-        break;
-    }
-  }
 }
 
 }  // namespace
@@ -63,12 +52,9 @@ int App::Run() {
     return 2;
   }
 
-  LoadOptions load_options;
-  load_options.config_path = options_.config_path;
-  load_options.config_dir = options_.config_dir;
-  load_options.strict = options_.strict;
+  const LoadOptions load_options = LoadOptionsFor(options_);
   LoadResult loaded = LoadConfig(load_options);
-  LogDiagnostics(loaded);
+  LogDiagnostics(loaded.diagnostics);
   if (!loaded.ok()) {
     spdlog::error("the configuration has errors; swapd did not start");
     return 1;
@@ -79,6 +65,19 @@ int App::Run() {
   Router router(config, MakeProcessBackendFactory());
   Metrics metrics;
   HttpServer server(config, router, &metrics);
+  ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
+    ConfigDiff diff = router.Reconfigure(next);
+    if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(next->log_level));
+    server.SetConfig(std::move(next));
+    return diff;
+  });
+  auto reload = [&](const std::string& trigger) {
+    NotifyReloading();
+    ReloadOutcome outcome = reloader.Reload(trigger);
+    NotifyReloaded();
+    return outcome;
+  };
+  server.SetReloadHandler([&] { return reload("POST /api/config/reload"); });
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());
     return 1;
@@ -86,18 +85,33 @@ int App::Run() {
   spdlog::info("swapd listening on http://{}:{} with {} models", listen.value().host, server.port(),
                config->models.size());
   router.Preload();
+  std::unique_ptr<ConfigWatcher> watcher;
   if (options_.watch_config) {
-    spdlog::warn("--watch-config: reloading the configuration is not implemented yet; ignored");
+    auto started = ConfigWatcher::Start(options_.config_path, options_.config_dir,
+                                        std::chrono::milliseconds(300),
+                                        [&] { reload("config file changed"); });
+    if (!started.ok()) {
+      spdlog::error("{}", started.status().message());
+      return 1;
+    }
+    watcher = std::move(started).value();
   }
 
   std::atomic<bool> serving_done{false};
   std::thread signal_thread([&] {
     int stops = 0;
+    std::optional<std::chrono::steady_clock::time_point> drain_deadline;
     while (!serving_done) {
       timespec timeout{0, 200 * 1000 * 1000};
       int sig = sigtimedwait(&signals, nullptr, &timeout);
+      if (drain_deadline && std::chrono::steady_clock::now() >= *drain_deadline) {
+        drain_deadline.reset();
+        spdlog::warn("requests still in flight {} s after the stop signal: stopping the backends",
+                     options_.shutdown_timeout.count());
+        router.Shutdown();  // their streams end with an error; the server then returns
+      }
       if (sig == SIGHUP) {
-        spdlog::warn("SIGHUP: reloading the configuration is not supported yet; ignored");
+        if (stops == 0) reload("SIGHUP");
         continue;
       }
       if (sig != SIGTERM && sig != SIGINT) continue;
@@ -106,17 +120,24 @@ int App::Run() {
         spdlog::warn("second stop signal: exiting now");
         _exit(1);
       }
-      spdlog::info("{}: shutting down (a second signal exits at once)", strsignal(sig));
+      spdlog::info("{}: shutting down: no new requests; in-flight ones may finish for {} s (a "
+                   "second signal exits at once)",
+                   strsignal(sig), options_.shutdown_timeout.count());
       NotifyStopping();
       server.SetShuttingDown();
       server.Stop();
+      drain_deadline = std::chrono::steady_clock::now() + options_.shutdown_timeout;
     }
   });
   NotifyReady();
-  server.Run();  // returns once Stop() was called; in-flight requests are finished by then
-  router.Shutdown();
+  // WATCHDOG=1 and STATUS= with the running models while under systemd; stops before the Router.
+  ServiceHeartbeat heartbeat([&router] { return ModelsStatusText(router.Snapshot()); });
+  server.Run();  // returns once Stop() was called and every in-flight request has ended
+  watcher.reset();
   serving_done = true;
   signal_thread.join();
+  heartbeat.Stop();
+  router.Shutdown();
   spdlog::info("swapd stopped");
   return 0;
 }
