@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -32,7 +33,7 @@ std::string Quoted(const std::string& model) { return "model \"" + model + "\"";
 class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private SchedulerEffects {
  public:
   RouterImpl(std::shared_ptr<const Config> config, BackendFactory factory)
-      : config_(std::move(config)), factory_(std::move(factory)), scheduler_(*config_, this) {}
+      : factory_(std::move(factory)), config_(std::move(config)), scheduler_(*config_, this) {}
   ~RouterImpl() override { Shutdown(); }
 
   // Starts the TTL timer thread; called once, right after construction.
@@ -56,9 +57,10 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   std::vector<ModelSnapshot> Snapshot() const;
   void Shutdown();
   std::string LogTail(const std::string& model_id, size_t lines) const {
-    Backend* backend = FindBackend(model_id);
+    std::shared_ptr<Backend> backend = FindBackend(model_id);
     return backend == nullptr ? std::string() : backend->LogTail(lines);
   }
+  ConfigDiff Reconfigure(std::shared_ptr<const Config> config);
 
  private:
   struct Waiter {
@@ -77,11 +79,11 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   }
 
   // The model's Backend, made on first use; null without a factory. mu_ held.
-  Backend* BackendOf(const std::string& model);
-  Backend* FindBackend(const std::string& model) const {
+  std::shared_ptr<Backend> BackendOf(const std::string& model);
+  std::shared_ptr<Backend> FindBackend(const std::string& model) const {
     std::lock_guard lock(mu_);
     auto it = backends_.find(model);
-    return it == backends_.end() ? nullptr : it->second.get();
+    return it == backends_.end() ? nullptr : it->second;
   }
   void TimerLoop();
   // Something changed: wake the waiting Acquire/Unload/Shutdown calls, and the timer if it
@@ -93,14 +95,17 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     if (next && *next < timer_deadline_) timer_wake_.notify_all();
   }
 
-  const std::shared_ptr<const Config> config_;
   const BackendFactory factory_;
 
   mutable std::mutex mu_;
   std::condition_variable changed_;
   std::condition_variable timer_wake_;
   // Guarded by mu_:
+  std::shared_ptr<const Config> config_;
   Scheduler scheduler_;
+  // Models whose next start needs a new Backend (their definition changed, or they were
+  // removed and added again by a reload).
+  std::set<std::string> renew_backend_;
   std::map<RequestId, Waiter> waiters_;  // one per Acquire that has not returned yet
   RequestId next_request_ = 1;
   bool timer_stop_ = false;
@@ -109,17 +114,15 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   std::mutex shutdown_mu_;  // serializes Shutdown calls
   std::thread timer_;
   WorkerThreads workers_;
-  // Guarded by mu_ (the map; each Backend is thread safe). Declared last so that the Backends
-  // go first: their exit callbacks may still take mu_ until their destructors return.
-  std::map<std::string, std::unique_ptr<Backend>> backends_;
+  // Guarded by mu_ (the map; each Backend is thread safe, and may outlive its entry while a
+  // worker or a reader still holds it). Declared last so that the Backends go first: their exit
+  // callbacks may still take mu_ until their destructors return. A Backend is never destroyed
+  // with mu_ held.
+  std::map<std::string, std::shared_ptr<Backend>> backends_;
 };
 
 Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point deadline,
                                   const std::function<bool()>& cancelled) {
-  auto model = config_->models.find(model_id);
-  if (model == config_->models.end()) {
-    return Status::Error(ErrorCode::kNotFound, Quoted(model_id) + " not found");
-  }
   std::unique_lock lock(mu_);
   const RequestId id = next_request_++;
   waiters_[id];
@@ -148,6 +151,7 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
   }
   Waiter waiter = std::move(waiters_.at(id));
   waiters_.erase(id);
+  const auto model = config_->models.find(model_id);
   if (!waiter.done) {
     // Still queued (admission and rejection happen under mu_), so this cannot fail.
     scheduler_.RequestWithdrawn(id);
@@ -155,6 +159,11 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
     return gave_up;
   }
   if (!waiter.status.ok()) return waiter.status;
+  if (model == config_->models.end()) {  // cannot happen: the Scheduler admits known models only
+    scheduler_.RequestFinished(id, Clock::now());
+    Changed();
+    return Status::Error(ErrorCode::kNotFound, Quoted(model_id) + " not found");
+  }
   Lease lease;
   lease.router_ = shared_from_this();
   lease.request_id_ = id;
@@ -183,11 +192,32 @@ void RouterImpl::Unload(const std::string& model_id) {
   });
 }
 
+ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
+  std::lock_guard lock(mu_);
+  ConfigDiff diff = DiffConfigs(*config_, *config);
+  config_ = std::move(config);
+  renew_backend_.insert(diff.added.begin(), diff.added.end());
+  renew_backend_.insert(diff.changed.begin(), diff.changed.end());
+  scheduler_.Reconfigure(*config_, diff.changed);
+  Changed();
+  return diff;
+}
+
 std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
   std::vector<ModelSnapshot> out;
-  std::vector<Backend*> backends;
+  std::vector<std::shared_ptr<Backend>> backends;
   {
     std::lock_guard lock(mu_);
+    for (const auto& [id, backend] : backends_) {
+      // A model a reload removed is listed until its process is gone.
+      if (config_->models.count(id) == 0 && scheduler_.Phase(id) != ModelPhase::kStopped) {
+        ModelSnapshot s;
+        s.id = id;
+        s.in_flight = scheduler_.InFlight(id);
+        out.push_back(std::move(s));
+        backends.push_back(backend);
+      }
+    }
     for (const auto& [id, model] : config_->models) {
       ModelSnapshot s;
       s.id = id;
@@ -195,7 +225,7 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
       s.queued = scheduler_.Queued(id);
       out.push_back(std::move(s));
       auto it = backends_.find(id);
-      backends.push_back(it == backends_.end() ? nullptr : it->second.get());
+      backends.push_back(it == backends_.end() ? nullptr : it->second);
     }
   }
   for (size_t i = 0; i < out.size(); ++i) {
@@ -220,9 +250,17 @@ void RouterImpl::Shutdown() {
 }
 
 void RouterImpl::StartModel(const std::string& model) {
-  Backend* backend = BackendOf(model);
+  std::shared_ptr<Backend> old;  // a stopped Backend of the model's previous definition
+  if (renew_backend_.erase(model) != 0) {
+    if (auto it = backends_.find(model); it != backends_.end()) {
+      old = std::move(it->second);
+      backends_.erase(it);
+    }
+  }
+  std::shared_ptr<Backend> backend = BackendOf(model);
   spdlog::info("model {}: starting", model);
-  workers_.Run([this, backend, model] {
+  workers_.Run([this, backend, model, old = std::move(old)]() mutable {
+    old.reset();  // destroyed here, without mu_
     const auto began = Clock::now();
     Status result = backend != nullptr
                         ? backend->Start()
@@ -241,7 +279,7 @@ void RouterImpl::StartModel(const std::string& model) {
 }
 
 void RouterImpl::StopModel(const std::string& model) {
-  Backend* backend = BackendOf(model);
+  std::shared_ptr<Backend> backend = BackendOf(model);
   spdlog::info("model {}: stopping", model);
   workers_.Run([this, backend, model] {
     if (backend != nullptr) backend->Stop();
@@ -252,19 +290,23 @@ void RouterImpl::StopModel(const std::string& model) {
   });
 }
 
-Backend* RouterImpl::BackendOf(const std::string& model) {
-  std::unique_ptr<Backend>& backend = backends_[model];
-  if (backend || !factory_) return backend.get();  // no factory: starts fail, stops are no-ops
-  backend = factory_(config_->models.at(model), *config_);
+std::shared_ptr<Backend> RouterImpl::BackendOf(const std::string& model) {
+  std::shared_ptr<Backend>& backend = backends_[model];
+  if (backend || !factory_) return backend;  // no factory: starts fail, stops are no-ops
+  auto definition = config_->models.find(model);
+  if (definition == config_->models.end()) return nullptr;  // removed before it ever ran
+  backend = factory_(definition->second, *config_);
   if (backend) {
-    backend->SetExitCallback([this, model](const std::string& reason) {
+    backend->SetExitCallback([this, model, self = backend.get()](const std::string& reason) {
       spdlog::warn("model {}: backend exited: {}", model, reason);
       std::lock_guard lock(mu_);
+      auto current = backends_.find(model);
+      if (current == backends_.end() || current->second.get() != self) return;  // replaced
       scheduler_.BackendExited(model);
       Changed();
     });
   }
-  return backend.get();
+  return backend;
 }
 
 void RouterImpl::TimerLoop() {
@@ -331,6 +373,9 @@ std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); 
 void Router::Shutdown() { impl_->Shutdown(); }
 std::string Router::LogTail(const std::string& model_id, size_t lines) const {
   return impl_->LogTail(model_id, lines);
+}
+ConfigDiff Router::Reconfigure(std::shared_ptr<const Config> config) {
+  return impl_->Reconfigure(std::move(config));
 }
 
 }  // namespace swapd

@@ -14,6 +14,7 @@
 
 #include "backends/backend.h"
 #include "config/config.h"
+#include "config/diff.h"
 #include "config/status.h"
 
 namespace swapd {
@@ -74,8 +75,13 @@ class Router {
   // Stops admitting requests (new Acquire calls fail with kUnavailable) and stops all backends.
   void Shutdown();
 
-  // Access for the Backend of a model, e.g. to read its log tail. Null when unknown.
+  // The last `lines` log lines of a model's backend; empty when it never ran.
   std::string LogTail(const std::string& model_id, size_t lines) const;
+
+  // A reload: `config` replaces the configuration. Unchanged models keep their process; changed
+  // ones restart with the new definition once their in-flight requests finish; removed ones
+  // drain and stop; added ones become routable. Does not block. Returns what changed.
+  ConfigDiff Reconfigure(std::shared_ptr<const Config> config);
 
  private:
   std::shared_ptr<RouterImpl> impl_;

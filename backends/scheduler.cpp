@@ -26,9 +26,20 @@ const char* ToString(ModelPhase phase) {
 }
 
 Scheduler::Scheduler(const Config& config, SchedulerEffects* effects) : effects_(effects) {
+  Configure(config);
+}
+
+void Scheduler::Configure(const Config& config) {
   auto conflicts = ComputeConflicts(config);
+  for (auto& [id, m] : models_) {
+    if (config.models.count(id) == 0) {
+      m.retired = true;
+      m.conflicts.clear();
+    }
+  }
   for (const auto& [id, model] : config.models) {
     ModelState& m = models_[id];
+    m.retired = false;
     m.concurrency_limit = model.concurrency_limit;
     m.ttl = model.ttl;
     m.conflicts = std::move(conflicts[id]);
@@ -43,7 +54,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
     return;
   }
   ModelState* m = Find(model);
-  if (m == nullptr) {
+  if (m == nullptr || m->retired) {
     effects_->Reject(id, Status::Error(ErrorCode::kNotFound, Quoted(model) + " not found"));
     return;
   }
@@ -54,7 +65,8 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
     return;
   }
   auto batch = FindBatch(model);
-  if (batch == queue_.end() && m->phase == ModelPhase::kReady && ConflictsStopped(*m)) {
+  if (batch == queue_.end() && m->phase == ModelPhase::kReady && !m->stale &&
+      ConflictsStopped(*m)) {
     // The fast path: the model serves now unless a queued swap waits for it to stop, in which
     // case it may still skip the queue a bounded number of times.
     const bool blocked = BlockedByQueue(model, queue_.end());
@@ -151,7 +163,8 @@ void Scheduler::Unload(const std::string& model) {
 void Scheduler::Preload(const std::vector<std::string>& models) {
   if (shutting_down_) return;
   for (const std::string& id : models) {
-    if (Find(id) == nullptr) continue;
+    const ModelState* m = Find(id);
+    if (m == nullptr || m->retired) continue;
     auto batch = FindBatch(id);
     if (batch == queue_.end()) {
       queue_.push_back(Batch{id, {}, true});
@@ -169,6 +182,28 @@ void Scheduler::Tick(SchedulerTime now) {
     if (FindBatch(id) != queue_.end()) continue;
     if (m.idle_since + m.ttl <= now) IssueStop(id);
   }
+}
+
+void Scheduler::Reconfigure(const Config& config, const std::set<std::string>& restart) {
+  if (shutting_down_) return;
+  Configure(config);
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (models_.at(it->model).retired) {
+      RejectBatch(*it, Status::Error(ErrorCode::kNotFound,
+                                     Quoted(it->model) + " was removed from the configuration"));
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const std::string& id : restart) {
+    ModelState* m = Find(id);
+    if (m == nullptr || m->retired || m->phase == ModelPhase::kStopped) continue;
+    m->stale = true;
+    // A start of the old definition has no request in flight yet: cancel it now.
+    if (m->phase == ModelPhase::kStarting) IssueStop(id);
+  }
+  Pump();
 }
 
 void Scheduler::Shutdown() {
@@ -230,11 +265,20 @@ bool Scheduler::AllStopped() const {
 
 void Scheduler::Pump() {
   if (shutting_down_) return;
+  StopDrained();
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (!BlockedByQueue(it->model, it) && Advance(*it) && it->requests.empty()) {
       it = queue_.erase(it);  // served
     } else {
       ++it;
+    }
+  }
+}
+
+void Scheduler::StopDrained() {
+  for (auto& [id, m] : models_) {
+    if ((m.stale || m.retired) && m.phase == ModelPhase::kReady && m.admitted.empty()) {
+      IssueStop(id);
     }
   }
 }
@@ -249,7 +293,7 @@ bool Scheduler::Advance(Batch& b) {
     // Never stop a model with requests in flight: its last RequestFinished pumps again.
     if (other.phase == ModelPhase::kReady && other.admitted.empty()) IssueStop(other_id);
   }
-  if (!clear) return false;
+  if (!clear || target.stale) return false;  // a stale model restarts once it has stopped
   if (target.phase == ModelPhase::kStopped) IssueStart(b.model);
   if (target.phase != ModelPhase::kReady) return false;
   while (!b.requests.empty() &&
@@ -304,6 +348,7 @@ void Scheduler::BecomeStopped(ModelState& m) {
   for (RequestId id : m.admitted) admitted_.erase(id);
   m.admitted.clear();
   m.bypassed = 0;
+  m.stale = false;
   ++m.stops_completed;
 }
 

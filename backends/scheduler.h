@@ -31,6 +31,10 @@
 //   after the other, so the later one wins (as llama-swap's sequential preload does).
 // - TTL: a ready model with no request in flight and none queued is stopped ttl after it became
 //   ready or after its last request finished.
+// - Reconfigure (a reload) keeps every model whose definition did not change running. A changed
+//   model is stale: it admits nothing new, stops once its in-flight requests finish (at once when
+//   it is only starting), and its queued requests then start the new definition. A removed model
+//   is retired: its queued and new requests are rejected (kNotFound) and it stops once idle.
 // - Shutdown rejects every queued request with kUnavailable, stops every model, admits nothing.
 #pragma once
 
@@ -96,6 +100,9 @@ class Scheduler {
   void Preload(const std::vector<std::string>& models);
   // Time passed: applies TTLs due at `now`.
   void Tick(SchedulerTime now);
+  // A reload: `config` replaces the configuration; `restart` names the models whose definition
+  // changed (config/diff.h). New limits, TTLs and group rules apply from now on.
+  void Reconfigure(const Config& config, const std::set<std::string>& restart);
   void Shutdown();
 
   // ---- Queries. Unknown models read as stopped and empty.
@@ -122,6 +129,8 @@ class Scheduler {
     int bypassed = 0;  // fast-path admissions in a row while a swap wanted it stopped
     SchedulerTime idle_since;
     uint64_t stops_completed = 0;
+    bool stale = false;    // changed by a reload: must stop before it serves again
+    bool retired = false;  // removed by a reload: serves nothing, stops once idle
   };
   struct Batch {
     std::string model;
@@ -131,6 +140,10 @@ class Scheduler {
 
   // Walks the queue once, in order, letting every batch that is not blocked make progress.
   void Pump();
+  // Stops stale and retired models that have no request in flight.
+  void StopDrained();
+  // Takes limits, TTLs and conflicts from `config`; models missing from it become retired.
+  void Configure(const Config& config);
   // Issues the stops and the start batch `b` needs; admits its requests when its model can
   // serve. Returns true when the model is ready and nothing conflicting runs.
   bool Advance(Batch& b);

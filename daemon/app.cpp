@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <optional>
 #include <thread>
 
 #include "backends/process_backend.h"
@@ -82,9 +81,6 @@ int App::Run() {
     spdlog::error("{}", bound.message());
     return 1;
   }
-  spdlog::info("swapd listening on http://{}:{} with {} models", listen.value().host, server.port(),
-               config->models.size());
-  router.Preload();
   std::unique_ptr<ConfigWatcher> watcher;
   if (options_.watch_config) {
     auto started = ConfigWatcher::Start(options_.config_path, options_.config_dir,
@@ -96,19 +92,39 @@ int App::Run() {
     }
     watcher = std::move(started).value();
   }
+  spdlog::info("swapd listening on http://{}:{} with {} models", listen.value().host, server.port(),
+               config->models.size());
+  router.Preload();
 
+  // Shutdown: new requests get 503 at once; the server stops (which would cut streams) only when
+  // no request is in flight or queued, or when --shutdown-timeout has passed (then the backends
+  // are stopped first, so that streams end with an error event rather than silently).
+  auto busy = [&router] {
+    int n = 0;
+    for (const auto& m : router.Snapshot()) n += m.in_flight + m.queued;
+    return n;
+  };
   std::atomic<bool> serving_done{false};
   std::thread signal_thread([&] {
+    using Clock = std::chrono::steady_clock;
     int stops = 0;
-    std::optional<std::chrono::steady_clock::time_point> drain_deadline;
+    Clock::time_point drain_deadline = Clock::time_point::max();  // max() = not stopping
+    bool stopped = false;
     while (!serving_done) {
-      timespec timeout{0, 200 * 1000 * 1000};
+      timespec timeout{0, 50 * 1000 * 1000};
       int sig = sigtimedwait(&signals, nullptr, &timeout);
-      if (drain_deadline && std::chrono::steady_clock::now() >= *drain_deadline) {
-        drain_deadline.reset();
-        spdlog::warn("requests still in flight {} s after the stop signal: stopping the backends",
-                     options_.shutdown_timeout.count());
-        router.Shutdown();  // their streams end with an error; the server then returns
+      if (stops > 0 && !stopped) {
+        if (Clock::now() >= drain_deadline) {
+          spdlog::warn(
+              "{} requests still in flight {} s after the stop signal: stopping the "
+              "backends",
+              busy(), options_.shutdown_timeout.count());
+          router.Shutdown();
+        }
+        if (Clock::now() >= drain_deadline || busy() == 0) {
+          stopped = true;
+          server.Stop();
+        }
       }
       if (sig == SIGHUP) {
         if (stops == 0) reload("SIGHUP");
@@ -120,13 +136,13 @@ int App::Run() {
         spdlog::warn("second stop signal: exiting now");
         _exit(1);
       }
-      spdlog::info("{}: shutting down: no new requests; in-flight ones may finish for {} s (a "
-                   "second signal exits at once)",
-                   strsignal(sig), options_.shutdown_timeout.count());
+      spdlog::info(
+          "{}: shutting down: new requests get 503; in-flight ones may finish for {} s "
+          "(a second signal exits at once)",
+          strsignal(sig), options_.shutdown_timeout.count());
       NotifyStopping();
       server.SetShuttingDown();
-      server.Stop();
-      drain_deadline = std::chrono::steady_clock::now() + options_.shutdown_timeout;
+      drain_deadline = Clock::now() + options_.shutdown_timeout;
     }
   });
   NotifyReady();

@@ -183,7 +183,9 @@ std::string FormatDiagnostic(const Diagnostic& d) {
   return where + ": " + SeverityName(d.severity) + ": " + d.message;
 }
 
-LoadOptions ToLoadOptions(const Options& options) {
+}  // namespace
+
+LoadOptions LoadOptionsFor(const Options& options) {
   LoadOptions lo;
   lo.config_path = options.config_path;
   lo.config_dir = options.config_dir;
@@ -196,7 +198,13 @@ LoadOptions ToLoadOptions(const Options& options) {
   return lo;
 }
 
-}  // namespace
+nlohmann::json DiagnosticJson(const Diagnostic& d) {
+  return {{"file", d.pos.file},
+          {"line", d.pos.line},
+          {"column", d.pos.column},
+          {"severity", SeverityName(d.severity)},
+          {"message", d.message}};
+}
 
 std::string QuoteWord(std::string_view word) {
   if (word.empty()) return "''";
@@ -317,20 +325,14 @@ json ConfigJson(const Config& c) {
 std::string DescribeConfigJson(const Config& config) { return Dump(ConfigJson(config), 2); }
 
 int RunCheck(const Options& options, std::ostream& out, std::ostream& err) {
-  LoadResult result = LoadConfig(ToLoadOptions(options));
+  LoadResult result = LoadConfig(LoadOptionsFor(options));
   Counts counts = CountDiagnostics(result.diagnostics);
   size_t models = result.config ? result.config->models.size() : 0;
   size_t groups = result.config ? result.config->groups.size() : 0;
 
   if (options.json) {
     json diagnostics = json::array();
-    for (const auto& d : result.diagnostics) {
-      diagnostics.push_back({{"file", d.pos.file},
-                             {"line", d.pos.line},
-                             {"column", d.pos.column},
-                             {"severity", SeverityName(d.severity)},
-                             {"message", d.message}});
-    }
+    for (const auto& d : result.diagnostics) diagnostics.push_back(DiagnosticJson(d));
     json doc = {{"valid", result.ok()},
                 {"diagnostics", diagnostics},
                 {"summary",

@@ -32,11 +32,13 @@
 // Groups include "(default)", the implicit group of ungrouped models, when there are any.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
+#include "config/loader.h"
 #include "daemon/cli.h"
 
 namespace swapd {
@@ -54,5 +56,11 @@ std::string DescribeConfigJson(const Config& config);
 // single-quoted shell style ('it'\''s'); a word with control characters (a newline in a chat
 // template) is shown as $'...' with C escapes so that each word stays on one line.
 std::string QuoteWord(std::string_view word);
+
+// How the command line's options load the configuration (${env.X} from the process environment).
+LoadOptions LoadOptionsFor(const Options& options);
+
+// One diagnostic as an element of "diagnostics" above.
+nlohmann::json DiagnosticJson(const Diagnostic& d);
 
 }  // namespace swapd

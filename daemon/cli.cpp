@@ -19,6 +19,7 @@ enum class Flag {
   kWatchConfig,
   kStrict,
   kLogLevel,
+  kShutdownTimeout,
   kJson,
   kVersion,
   kHelp,
@@ -30,13 +31,14 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 10> kFlags = {{
+constexpr std::array<FlagSpec, 11> kFlags = {{
     {"config", Flag::kConfig, true},
     {"config-dir", Flag::kConfigDir, true},
     {"listen", Flag::kListen, true},
     {"watch-config", Flag::kWatchConfig, false},
     {"strict", Flag::kStrict, false},
     {"log-level", Flag::kLogLevel, true},
+    {"shutdown-timeout", Flag::kShutdownTimeout, true},
     {"json", Flag::kJson, false},
     {"version", Flag::kVersion, false},
     {"help", Flag::kHelp, false},
@@ -233,6 +235,17 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
         }
         o.log_level = *value;
         break;
+      case Flag::kShutdownTimeout: {
+        const bool digits =
+            value->size() <= 6 && std::all_of(value->begin(), value->end(), [](char c) {
+              return std::isdigit(static_cast<unsigned char>(c));
+            });
+        if (!digits) {
+          return fail("invalid value \"" + *value + "\" for " + shown + ": want whole seconds");
+        }
+        o.shutdown_timeout = std::chrono::seconds(std::stoi(*value));
+        break;
+      }
       case Flag::kJson:
         o.json = on;
         break;
@@ -273,7 +286,11 @@ flags:
   --listen HOST:PORT address to serve on (default 127.0.0.1:8080); "[::1]:8080" for IPv6;
                      ":8080" means every interface (0.0.0.0), as with llama-swap;
                      port 0 lets the system pick a free port (logged at start)
-  --watch-config     accepted for llama-swap units; reloading is not implemented yet
+  --watch-config     reload when the config file (or a file in --config-dir) changes;
+                     SIGHUP and POST /api/config/reload reload too
+  --shutdown-timeout SECONDS
+                     on SIGTERM/SIGINT, how long in-flight requests may still run
+                     before the backends are stopped anyway (default 30)
   --strict           unknown configuration keys are errors instead of warnings
   --log-level LEVEL  debug, info, warn or error (default: the config's logLevel)
   --json             (check only) print diagnostics and configuration as one JSON document

@@ -4,6 +4,7 @@
 // Pure parsing; no side effects. Thread safe.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,12 +20,13 @@ struct Options {
   std::string config_dir;   // --config-dir DIR
   // --listen HOST:PORT, normalized: ":8080" (llama-swap's "all interfaces") became "0.0.0.0:8080".
   std::string listen = "127.0.0.1:8080";
-  std::string listen_host = "127.0.0.1";  // `listen` split: host without IPv6 brackets
-  int listen_port = 8080;                 // 0-65535; 0 = any free port
-  bool watch_config = false;              // --watch-config
-  bool strict = false;                    // --strict
-  std::string log_level;                  // --log-level LEVEL; empty = the config's logLevel
-  bool json = false;                      // check --json
+  std::string listen_host = "127.0.0.1";      // `listen` split: host without IPv6 brackets
+  int listen_port = 8080;                     // 0-65535; 0 = any free port
+  bool watch_config = false;                  // --watch-config
+  bool strict = false;                        // --strict
+  std::string log_level;                      // --log-level LEVEL; empty = the config's logLevel
+  std::chrono::seconds shutdown_timeout{30};  // --shutdown-timeout SECONDS
+  bool json = false;                          // check --json
 };
 
 struct ParsedCommandLine {

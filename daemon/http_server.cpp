@@ -32,12 +32,6 @@ std::optional<std::string> QueryModel(const httplib::Request& req) {
   return req.get_param_value("model");
 }
 
-Status UnknownModel(const std::string& id) {
-  return Status::Error(ErrorCode::kNotFound, "model \"" + id +
-                                                 "\" is not configured; GET /v1/models lists "
-                                                 "the models this server offers");
-}
-
 std::string RandomBoundary() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -63,12 +57,6 @@ std::string BuildMultipart(const httplib::MultipartFormDataMap& files, const std
   }
   body += "--" + boundary + "--\r\n";
   return body;
-}
-
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -171,7 +159,7 @@ void HttpServer::HandleJsonInference(const httplib::Request& req, httplib::Respo
   if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
   auto cfg = config();
   const ModelConfig* model = cfg->FindModel(parsed.value().model);
-  if (!model) return SetErrorResponse(res, UnknownModel(parsed.value().model));
+  if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
   std::optional<std::string> filtered = ApplyFilters(*model, parsed.value().document);
   Dispatch(*model, req, req.target, filtered ? std::move(*filtered) : req.body, res);
 }
@@ -183,7 +171,7 @@ void HttpServer::HandleMultipartInference(const httplib::Request& req, httplib::
   if (model_id.empty()) return SetErrorResponse(res, NoModelError());
   auto cfg = config();
   const ModelConfig* model = cfg->FindModel(model_id);
-  if (!model) return SetErrorResponse(res, UnknownModel(model_id));
+  if (!model) return SetErrorResponse(res, UnknownModelError(model_id));
   if (!req.is_multipart_form_data()) {
     return Dispatch(*model, req, req.target, req.body, res);
   }
@@ -210,7 +198,7 @@ void HttpServer::HandleUpstream(const httplib::Request& req, httplib::Response& 
       break;
     }
   }
-  if (!model) return SetErrorResponse(res, UnknownModel(rest.substr(0, rest.find('/'))));
+  if (!model) return SetErrorResponse(res, UnknownModelError(rest.substr(0, rest.find('/'))));
   if (path.empty()) {
     // Relative links of a backend's web page need the trailing slash.
     res.set_redirect(req.path + "/", 301);
@@ -222,79 +210,13 @@ void HttpServer::HandleUpstream(const httplib::Request& req, httplib::Response& 
   Dispatch(*model, req, target, req.body, res);
 }
 
-void HttpServer::HandleListModels(const httplib::Request&, httplib::Response& res) {
-  auto cfg = config();
-  std::map<std::string, BackendState> states;
-  for (const auto& m : router_.Snapshot()) states[m.id] = m.backend.state;
-  nlohmann::json data = nlohmann::json::array();
-  const int64_t created = UnixNow();
-  auto entry = [&](const std::string& id, const ModelConfig& model) {
-    BackendState state = states.count(model.id) ? states[model.id] : BackendState::kStopped;
-    nlohmann::json item = {
-        {"id", id},
-        {"object", "model"},
-        {"created", created},
-        {"owned_by", "swapd"},
-        {"status", {{"value", state == BackendState::kReady ? "loaded" : "unloaded"}}}};
-    if (!model.name.empty()) item["name"] = model.name;
-    if (!model.description.empty()) item["description"] = model.description;
-    if (!model.metadata.empty()) item["meta"] = {{"llamaswap", model.metadata}};
-    return item;
-  };
-  std::map<std::string, nlohmann::json> sorted;
-  for (const auto& [id, model] : cfg->models) {
-    if (model.unlisted) continue;
-    sorted[id] = entry(id, model);
-    if (cfg->include_aliases_in_list) {
-      for (const auto& alias : model.aliases) sorted[alias] = entry(alias, model);
-    }
-  }
-  for (auto& [id, item] : sorted) data.push_back(std::move(item));
-  res.set_content(nlohmann::json{{"object", "list"}, {"data", data}}.dump(), "application/json");
-}
-
-void HttpServer::HandleRunning(const httplib::Request&, httplib::Response& res) {
-  auto cfg = config();
-  nlohmann::json running = nlohmann::json::array();
-  for (const auto& m : router_.Snapshot()) {
-    if (m.backend.state == BackendState::kStopped || m.backend.state == BackendState::kFailed) {
-      continue;
-    }
-    const ModelConfig* model = cfg->FindModel(m.id);
-    nlohmann::json item = {{"model", m.id},
-                           {"state", ToString(m.backend.state)},
-                           {"pid", m.backend.pid},
-                           {"in_flight", m.in_flight},
-                           {"queued", m.queued}};
-    if (model) {
-      item["proxy"] = model->proxy;
-      item["ttl"] = model->ttl.count();
-      item["name"] = model->name;
-      item["description"] = model->description;
-    }
-    running.push_back(std::move(item));
-  }
-  res.set_content(nlohmann::json{{"running", running}}.dump(), "application/json");
-}
-
-void HttpServer::HandleUnload(const httplib::Request& req, httplib::Response& res) {
-  std::string model_id;
-  if (req.matches.size() > 1) {
-    auto cfg = config();
-    const ModelConfig* model = cfg->FindModel(req.matches[1].str());
-    if (!model) return SetErrorResponse(res, UnknownModel(req.matches[1].str()));
-    model_id = model->id;
-  }
-  router_.Unload(model_id);
-  res.set_content("OK", "text/plain");
-}
-
 void HttpServer::InstallRoutes() {
   auto& s = *server_;
   s.new_task_queue = [] { return new GrowingThreadPool(4, 4096); };
   s.set_payload_max_length(settings_.max_body_bytes);
   s.set_keep_alive_max_count(10000);
-  s.set_keep_alive_timeout(60);
+  // Short enough that an idle client does not hold up a graceful shutdown for long.
+  s.set_keep_alive_timeout(5);
   s.set_read_timeout(std::chrono::seconds(60));
   s.set_write_timeout(std::chrono::seconds(60));
   s.set_tcp_nodelay(true);
@@ -372,6 +294,7 @@ void HttpServer::InstallRoutes() {
   s.Get("/unload", [this](const auto& req, auto& res) { HandleUnload(req, res); });
   s.Post("/api/models/unload", [this](const auto& req, auto& res) { HandleUnload(req, res); });
   s.Post("/api/models/unload/(.+)", [this](const auto& req, auto& res) { HandleUnload(req, res); });
+  s.Post("/api/config/reload", [this](const auto& req, auto& res) { HandleReload(req, res); });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_ ? metrics_->RenderPrometheus(router_.Snapshot()) : "",
                     "text/plain; version=0.0.4");

@@ -1,7 +1,8 @@
 // HttpServer: swapd's front door. Routes OpenAI-compatible requests to the model named in them
 // (JSON body, multipart form field, or ?model=), through the Router (which swaps models) and the
 // UpstreamProxy (which streams the answer back), and serves the llama-swap admin routes
-// (/v1/models, /running, /unload, /api/models/unload, /upstream/{model}/..., /health).
+// (/v1/models, /running, /unload, /api/models/unload, /api/config/reload, /upstream/{model}/...,
+// /health; the admin handlers live in admin_routes.cpp).
 // Thread safe: handlers run on a growing worker pool; Stop() may be called from any thread.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include "backends/router.h"
 #include "config/config.h"
 #include "config/status.h"
+#include "daemon/config_reloader.h"
 
 namespace httplib {
 class Server;
@@ -48,6 +50,8 @@ class HttpServer {
 
   // Replaces the configuration used to resolve model ids (reload).
   void SetConfig(std::shared_ptr<const Config> config);
+  // What POST /api/config/reload runs; without one it answers 503.
+  void SetReloadHandler(std::function<ReloadOutcome()> reload);
 
  private:
   std::shared_ptr<const Config> config() const;
@@ -58,6 +62,7 @@ class HttpServer {
   void HandleListModels(const httplib::Request& req, httplib::Response& res);
   void HandleRunning(const httplib::Request& req, httplib::Response& res);
   void HandleUnload(const httplib::Request& req, httplib::Response& res);
+  void HandleReload(const httplib::Request& req, httplib::Response& res);
   // Waits for the model and hands the request to the proxy.
   void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                 std::string body, httplib::Response& res);
@@ -67,7 +72,8 @@ class HttpServer {
   Metrics* metrics_;  // may be null; not owned
   HttpServerSettings settings_;
   mutable std::mutex config_mu_;
-  std::shared_ptr<const Config> config_;  // Guarded by config_mu_
+  std::shared_ptr<const Config> config_;   // Guarded by config_mu_
+  std::function<ReloadOutcome()> reload_;  // Guarded by config_mu_
   std::unique_ptr<UpstreamProxy> proxy_;
   std::unique_ptr<httplib::Server> server_;
   std::atomic<bool> shutting_down_{false};

@@ -8,6 +8,12 @@ Status NoModelError() {
                        "(or the model form field, or ?model=)");
 }
 
+Status UnknownModelError(const std::string& id) {
+  return Status::Error(ErrorCode::kNotFound, "model \"" + id +
+                                                 "\" is not configured; GET /v1/models lists "
+                                                 "the models this server offers");
+}
+
 Result<JsonRequest> ParseJsonRequest(std::string_view body,
                                      const std::optional<std::string>& query_model) {
   JsonRequest request;

@@ -26,5 +26,7 @@ Result<JsonRequest> ParseJsonRequest(std::string_view body,
 
 // The error for a request that names no model at all.
 Status NoModelError();
+// The error for a model id (or alias) the configuration does not have.
+Status UnknownModelError(const std::string& id);
 
 }  // namespace swapd

@@ -6,6 +6,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/process_backend_test.cpp
   backends/router_test.cpp
   backends/scheduler_queue_test.cpp
+  backends/scheduler_reload_test.cpp
   backends/scheduler_test.cpp
   backends/spawn_env_test.cpp
 )

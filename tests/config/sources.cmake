@@ -8,4 +8,5 @@ list(APPEND SWAPD_TEST_SOURCES
   config/bad_configs_test.cpp
   config/merge_test.cpp
   config/traps_test.cpp
+  config/diff_test.cpp
 )

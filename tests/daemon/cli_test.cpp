@@ -66,6 +66,7 @@ TEST_CASE("every flag in every spelling", "[unit][cli]") {
       CHECK_FALSE(ParseOk({f("watch-config=false")}).watch_config);
       CHECK(ParseOk({f("strict")}).strict);
       CHECK_FALSE(ParseOk({f("strict=0")}).strict);
+      CHECK(ParseOk({f("shutdown-timeout"), "7"}).shutdown_timeout == std::chrono::seconds(7));
 
       for (const char* level : {"debug", "info", "warn", "error"}) {
         CHECK(ParseOk({f("log-level"), level}).log_level == level);
@@ -149,6 +150,8 @@ TEST_CASE("usage errors name the problem in one line", "[unit][cli]") {
            {{"--listen"}, "missing value for --listen"},
            {{"--log-level"}, "missing value for --log-level"},
            {{"--log-level", "verbose"}, "invalid value \"verbose\" for --log-level"},
+           {{"--shutdown-timeout", "soon"}, "invalid value \"soon\" for --shutdown-timeout"},
+           {{"--shutdown-timeout", "-5"}, "missing value for --shutdown-timeout"},
            {{"--strict=maybe"}, "invalid value \"maybe\" for --strict"},
            {{"serve"}, "unexpected argument \"serve\""},
            {{"check", "check"}, "unexpected argument \"check\""},
@@ -179,8 +182,8 @@ TEST_CASE("usage errors name the problem in one line", "[unit][cli]") {
 TEST_CASE("usage text documents every flag and the check subcommand", "[unit][cli]") {
   std::string usage = UsageText();
   for (const char* word : {"--config ", "--config-dir", "--listen", "--watch-config", "--strict",
-                           "--log-level", "--json", "--version", "--help", "swapd check",
-                           "127.0.0.1:8080", "[::1]:8080", ":8080", "exit status"}) {
+                           "--log-level", "--shutdown-timeout", "--json", "--version", "--help",
+                           "swapd check", "127.0.0.1:8080", "[::1]:8080", ":8080", "exit status"}) {
     CHECK_THAT(usage, Catch::Contains(word));
   }
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/support/http_wait.h"
+#include "tests/support/latch.h"
 #include "tests/support/swapd_process.h"
 
 namespace swapd::testing {
@@ -19,25 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-
-// A flag one thread raises and another waits for, with a deadline.
-class Latch {
- public:
-  void Raise() {
-    std::lock_guard lock(mu_);
-    raised_ = true;
-    cv_.notify_all();
-  }
-  bool Wait(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return raised_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool raised_ = false;
-};
 
 json RunningModels(const std::string& base_url) {
   HttpReply r = HttpGet(base_url, "/running");

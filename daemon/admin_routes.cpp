@@ -1,0 +1,111 @@
+// The admin routes of HttpServer (llama-swap's and swapd's own): GET /v1/models and /models,
+// GET /running, GET /unload, POST /api/models/unload[/{model}], POST /api/config/reload.
+// Same threading rules as http_server.cpp.
+#include <httplib.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "daemon/http_error.h"
+#include "daemon/http_server.h"
+#include "daemon/model_id.h"
+
+namespace swapd {
+namespace {
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void HttpServer::HandleListModels(const httplib::Request&, httplib::Response& res) {
+  auto cfg = config();
+  std::map<std::string, BackendState> states;
+  for (const auto& m : router_.Snapshot()) states[m.id] = m.backend.state;
+  nlohmann::json data = nlohmann::json::array();
+  const int64_t created = UnixNow();
+  auto entry = [&](const std::string& id, const ModelConfig& model) {
+    BackendState state = states.count(model.id) ? states[model.id] : BackendState::kStopped;
+    nlohmann::json item = {
+        {"id", id},
+        {"object", "model"},
+        {"created", created},
+        {"owned_by", "swapd"},
+        {"status", {{"value", state == BackendState::kReady ? "loaded" : "unloaded"}}}};
+    if (!model.name.empty()) item["name"] = model.name;
+    if (!model.description.empty()) item["description"] = model.description;
+    if (!model.metadata.empty()) item["meta"] = {{"llamaswap", model.metadata}};
+    return item;
+  };
+  std::map<std::string, nlohmann::json> sorted;
+  for (const auto& [id, model] : cfg->models) {
+    if (model.unlisted) continue;
+    sorted[id] = entry(id, model);
+    if (cfg->include_aliases_in_list) {
+      for (const auto& alias : model.aliases) sorted[alias] = entry(alias, model);
+    }
+  }
+  for (auto& [id, item] : sorted) data.push_back(std::move(item));
+  res.set_content(nlohmann::json{{"object", "list"}, {"data", data}}.dump(), "application/json");
+}
+
+void HttpServer::HandleRunning(const httplib::Request&, httplib::Response& res) {
+  auto cfg = config();
+  nlohmann::json running = nlohmann::json::array();
+  for (const auto& m : router_.Snapshot()) {
+    if (m.backend.state == BackendState::kStopped || m.backend.state == BackendState::kFailed) {
+      continue;
+    }
+    const ModelConfig* model = cfg->FindModel(m.id);
+    nlohmann::json item = {{"model", m.id},
+                           {"state", ToString(m.backend.state)},
+                           {"pid", m.backend.pid},
+                           {"in_flight", m.in_flight},
+                           {"queued", m.queued}};
+    if (model) {
+      item["proxy"] = model->proxy;
+      item["ttl"] = model->ttl.count();
+      item["name"] = model->name;
+      item["description"] = model->description;
+    }
+    running.push_back(std::move(item));
+  }
+  res.set_content(nlohmann::json{{"running", running}}.dump(), "application/json");
+}
+
+void HttpServer::HandleUnload(const httplib::Request& req, httplib::Response& res) {
+  std::string model_id;
+  if (req.matches.size() > 1) {
+    auto cfg = config();
+    const ModelConfig* model = cfg->FindModel(req.matches[1].str());
+    if (!model) return SetErrorResponse(res, UnknownModelError(req.matches[1].str()));
+    model_id = model->id;
+  }
+  router_.Unload(model_id);
+  res.set_content("OK", "text/plain");
+}
+
+void HttpServer::HandleReload(const httplib::Request&, httplib::Response& res) {
+  std::function<ReloadOutcome()> reload;
+  {
+    std::lock_guard lock(config_mu_);
+    reload = reload_;
+  }
+  if (!reload) {
+    return SetErrorResponse(
+        res, Status::Error(ErrorCode::kUnavailable, "reloading is not available in this server"));
+  }
+  ReloadOutcome outcome = reload();
+  res.status = outcome.ok ? 200 : 400;
+  res.set_content(ReloadOutcomeJson(outcome).dump(), "application/json");
+}
+
+void HttpServer::SetReloadHandler(std::function<ReloadOutcome()> reload) {
+  std::lock_guard lock(config_mu_);
+  reload_ = std::move(reload);
+}
+
+}  // namespace swapd

@@ -1,0 +1,79 @@
+#include "daemon/config_reloader.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/check_command.h"
+#include "daemon/http_error.h"
+
+namespace swapd {
+namespace {
+
+std::string Join(const std::set<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+void LogDiagnostics(const std::vector<Diagnostic>& diagnostics) {
+  for (const auto& d : diagnostics) {
+    switch (d.severity) {
+      case Diagnostic::Severity::kError:
+        spdlog::error("{}", d.ToString());
+        break;
+      case Diagnostic::Severity::kWarning:
+        spdlog::warn("{}", d.ToString());
+        break;
+      case Diagnostic::Severity::kHint:
+        spdlog::info("{}", d.ToString());
+        break;
+    }
+  }
+}
+
+nlohmann::json ReloadOutcomeJson(const ReloadOutcome& outcome) {
+  nlohmann::json diagnostics = nlohmann::json::array();
+  for (const auto& d : outcome.diagnostics) diagnostics.push_back(DiagnosticJson(d));
+  if (!outcome.ok) {
+    nlohmann::json body = nlohmann::json::parse(ErrorJson(
+        Status::Error(ErrorCode::kInvalidArgument,
+                      "the new configuration has errors; the running configuration is unchanged")));
+    body["error"]["diagnostics"] = std::move(diagnostics);
+    return body;
+  }
+  return {{"status", "ok"},
+          {"added", outcome.diff.added},
+          {"removed", outcome.diff.removed},
+          {"changed", outcome.diff.changed},
+          {"unchanged", outcome.diff.unchanged},
+          {"diagnostics", std::move(diagnostics)}};
+}
+
+ConfigReloader::ConfigReloader(LoadOptions options, Apply apply)
+    : options_(std::move(options)), apply_(std::move(apply)) {}
+
+ReloadOutcome ConfigReloader::Reload(const std::string& trigger) {
+  std::lock_guard lock(mu_);
+  spdlog::info("{}: reloading the configuration", trigger);
+  LoadResult loaded = LoadConfig(options_);
+  LogDiagnostics(loaded.diagnostics);
+  ReloadOutcome outcome;
+  outcome.diagnostics = std::move(loaded.diagnostics);
+  if (!loaded.ok()) {
+    spdlog::error("{}: the new configuration has errors; still serving the previous one", trigger);
+    return outcome;
+  }
+  outcome.ok = true;
+  outcome.diff = apply_(std::make_shared<const Config>(std::move(*loaded.config)));
+  const ConfigDiff& d = outcome.diff;
+  if (d.empty()) {
+    spdlog::info("{}: no model changed; {} keep running as they are", trigger, d.unchanged.size());
+  } else {
+    spdlog::info("{}: added: {}; removed: {}; restarted when idle: {}; unchanged: {}", trigger,
+                 Join(d.added), Join(d.removed), Join(d.changed), d.unchanged.size());
+  }
+  return outcome;
+}
+
+}  // namespace swapd
