@@ -1,9 +1,14 @@
 #include "daemon/http_server.h"
 
+#include <dirent.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -18,6 +23,32 @@
 
 namespace swapd {
 namespace {
+
+// cpp-httplib 0.11 listens with a backlog of 5: a burst of clients (wrk's 64 connections, an
+// agent's parallel sub-requests) sees dropped SYNs and one-second retransmits. Linux lets
+// listen() be called again on a listening socket to change its backlog; cpp-httplib does not
+// expose its socket, so it is found by its port among this process's listening sockets.
+void RaiseListenBacklog(int port) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  while (dirent* entry = ::readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    if (fd <= STDERR_FILENO || fd == ::dirfd(dir)) continue;
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr = {};
+    socklen_t addr_len = sizeof(addr);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) {
+      bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    }
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
+  ::closedir(dir);
+}
 
 // The POST routes whose JSON body names the model (llama-swap's list).
 constexpr const char* kJsonRoutes[] = {
@@ -102,6 +133,7 @@ Status HttpServer::Bind(const std::string& host, int port) {
     }
     port_ = port;
   }
+  RaiseListenBacklog(port_);
   return Status::Ok();
 }
 
