@@ -148,14 +148,16 @@ TEST_CASE("ProcessBackend: exit during load fails at once with exit code and log
 TEST_CASE("ProcessBackend: no readiness within healthCheckTimeout kills the group",
           "[integration][backend]") {
   ProcessBackend backend(FakeModel("stuck", {"--never-ready", "--ignore-sigterm"}),
-                         TestConfig(std::chrono::seconds(1)));
+                         // Long enough for a loaded machine (ASan) to get the fake listening,
+                         // so that the last check saw its 503.
+                         TestConfig(std::chrono::seconds(4)));
   int pid = 0;
   std::thread watcher([&] { WaitFor([&] { return (pid = backend.Info().pid) > 0; }); });
   Status s = backend.Start();
   watcher.join();
   REQUIRE_FALSE(s.ok());
   CHECK(s.code() == ErrorCode::kUnavailable);
-  CHECK_THAT(s.message(), Catch::Contains("not ready within 1s"));
+  CHECK_THAT(s.message(), Catch::Contains("not ready within 4s"));
   CHECK_THAT(s.message(), Catch::Contains("HTTP 503"));
   CHECK_THAT(s.message(), Catch::Contains("the model stays loading"));
   CHECK(backend.Info().state == BackendState::kFailed);
