@@ -12,12 +12,15 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/child_process.h"
@@ -30,7 +33,8 @@ namespace {
 using namespace std::chrono_literals;
 
 // A unix datagram socket in a fresh temporary directory, standing in for systemd's notify socket.
-// Keeps every message received, in order.
+// Like systemd it reads all the time (on its own thread): a sender blocks once a handful of
+// datagrams wait unread (net.unix.max_dgram_qlen). Keeps every message received, in order.
 class NotifySocket {
  public:
   NotifySocket() {
@@ -45,8 +49,11 @@ class NotifySocket {
     REQUIRE(path_.size() < sizeof(addr.sun_path));
     path_.copy(addr.sun_path, path_.size());
     REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    reader_ = std::thread([this] { Read(); });
   }
   ~NotifySocket() {
+    stop_ = true;
+    reader_.join();
     close(fd_);
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
@@ -56,27 +63,24 @@ class NotifySocket {
 
   const std::string& path() const { return path_; }
 
-  // Receives until a message satisfies `match` (messages already received count too) and returns
-  // it; nullopt when `timeout` passes first.
+  // Returns the first message after the previous match that satisfies `match`; nullopt when
+  // `timeout` passes first. Messages up to the one returned are consumed: the next call looks
+  // only at later ones.
   std::optional<std::string> WaitFor(const std::function<bool(const std::string&)>& match,
                                      std::chrono::milliseconds timeout) {
-    for (size_t i = checked_; i < messages_.size(); ++i) {
-      if (match(messages_[i])) return messages_[i];
-    }
-    checked_ = messages_.size();
     auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::unique_lock lock(mu_);
     while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return std::nullopt;
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char buffer[4096];
-      ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
-      if (n < 0) continue;
-      messages_.emplace_back(buffer, static_cast<size_t>(n));
-      checked_ = messages_.size();
-      if (match(messages_.back())) return messages_.back();
+      while (next_ < messages_.size()) {
+        std::string message = messages_[next_++];
+        lock.unlock();  // `match` may call Count()
+        bool matched = match(message);
+        lock.lock();
+        if (matched) return message;
+      }
+      if (!arrived_.wait_until(lock, deadline, [&] { return next_ < messages_.size(); })) {
+        return std::nullopt;
+      }
     }
   }
   // Waits for a message holding the line `line` exactly.
@@ -97,24 +101,44 @@ class NotifySocket {
     return text.substr(begin, text.find('\n', begin) - begin);
   }
 
-  size_t Count(const std::string& line) const {
+  // How many messages so far hold the line `line`.
+  size_t Count(const std::string& line) {
+    std::lock_guard lock(mu_);
     size_t n = 0;
     for (const auto& m : messages_) n += HasLine(m, line) ? 1 : 0;
     return n;
   }
   // Every message so far, for failure messages.
-  std::string Transcript() const {
+  std::string Transcript() {
+    std::lock_guard lock(mu_);
     std::string out;
     for (const auto& m : messages_) out += "[" + m + "]\n";
     return out;
   }
 
  private:
+  void Read() {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;  // the timeout only bounds how late stop_ is seen
+      char buffer[4096];
+      ssize_t n = recv(fd_, buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n < 0) continue;
+      std::lock_guard lock(mu_);
+      messages_.emplace_back(buffer, static_cast<size_t>(n));
+      arrived_.notify_all();
+    }
+  }
+
   std::string dir_;
   std::string path_;
   int fd_ = -1;
-  std::vector<std::string> messages_;
-  size_t checked_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread reader_;
+  std::mutex mu_;
+  std::condition_variable arrived_;
+  std::vector<std::string> messages_;  // Guarded by mu_
+  size_t next_ = 0;  // the first message WaitFor has not looked at. Guarded by mu_
 };
 
 // Sets an environment variable for the scope of a test and restores it after.
@@ -272,6 +296,34 @@ TEST_CASE("swapd under a notify socket: READY, STATUS with models, WATCHDOG, STO
   REQUIRE(swapd.process->Signal(SIGTERM));
   auto stopping = socket.WaitForLine("STOPPING=1", 20s);
   REQUIRE(stopping);
+  auto exit = swapd.process->WaitForExit(30s);
+  REQUIRE(exit);
+  CHECK(exit->ExitedWith(0));
+}
+
+TEST_CASE("SIGHUP under a notify socket: RELOADING=1 with MONOTONIC_USEC, then READY=1",
+          "[integration][notify]") {
+  NotifySocket socket;
+  int port = FreeLoopbackPort();
+  std::string yaml = "healthCheckTimeout: 30\nmodels:\n" + FakeModelYaml("nt-reload", port);
+  NotifiedSwapd swapd;
+  StartNotifiedSwapd(yaml, socket, {}, &swapd);
+  INFO(swapd.process->Output());
+  REQUIRE(socket.WaitForLine("READY=1", 20s));
+
+  REQUIRE(swapd.process->Signal(SIGHUP));
+  auto reloading = socket.WaitForLine("RELOADING=1", 20s);
+  INFO(socket.Transcript());
+  REQUIRE(reloading);
+  CHECK(NotifySocket::Field(*reloading, "MONOTONIC_USEC").has_value());
+  CHECK(NotifySocket::Field(*reloading, "STATUS").value_or("").rfind("reloading", 0) == 0);
+  // READY=1 again once the reload is over, and the status says "serving" again.
+  auto ready = socket.WaitForLine("READY=1", 20s);
+  REQUIRE(ready);
+  CHECK(NotifySocket::Field(*ready, "STATUS").value_or("").rfind("serving", 0) == 0);
+
+  REQUIRE(swapd.process->Signal(SIGTERM));
+  REQUIRE(socket.WaitForLine("STOPPING=1", 20s));
   auto exit = swapd.process->WaitForExit(30s);
   REQUIRE(exit);
   CHECK(exit->ExitedWith(0));
