@@ -1,5 +1,7 @@
 #include "daemon/upstream_client_pool.h"
 
+#include <iterator>
+
 namespace swapd {
 
 UpstreamUrl ParseUpstreamUrl(const std::string& proxy_url) {
@@ -17,14 +19,27 @@ UpstreamUrl ParseUpstreamUrl(const std::string& proxy_url) {
   return url;
 }
 
+void UpstreamClientPool::ExpireLocked(std::vector<IdleClient>& idle, Clock::time_point now,
+                                      std::vector<IdleClient>& dropped) {
+  size_t expired = 0;
+  while (expired < idle.size() && now - idle[expired].since > kMaxIdle) ++expired;
+  if (expired == 0) return;
+  std::move(idle.begin(), idle.begin() + expired, std::back_inserter(dropped));
+  idle.erase(idle.begin(), idle.begin() + expired);
+}
+
 std::unique_ptr<httplib::Client> UpstreamClientPool::Take(const std::string& origin) {
+  std::vector<IdleClient> dropped;
   {
     std::lock_guard lock(mu_);
     auto it = idle_.find(origin);
-    if (it != idle_.end() && !it->second.empty()) {
-      auto client = std::move(it->second.back());
-      it->second.pop_back();
-      return client;
+    if (it != idle_.end()) {
+      ExpireLocked(it->second, Clock::now(), dropped);
+      if (!it->second.empty()) {
+        auto client = std::move(it->second.back().client);
+        it->second.pop_back();
+        return client;
+      }
     }
   }
   auto client = std::make_unique<httplib::Client>(origin);
@@ -40,13 +55,16 @@ std::unique_ptr<httplib::Client> UpstreamClientPool::Take(const std::string& ori
 
 void UpstreamClientPool::GiveBack(const std::string& origin,
                                   std::unique_ptr<httplib::Client> client) {
+  std::vector<IdleClient> dropped;
   std::lock_guard lock(mu_);
   auto& idle = idle_[origin];
-  if (idle.size() < kMaxIdlePerOrigin) idle.push_back(std::move(client));
+  const Clock::time_point now = Clock::now();
+  ExpireLocked(idle, now, dropped);
+  if (idle.size() < kMaxIdlePerOrigin) idle.push_back({std::move(client), now});
 }
 
 void UpstreamClientPool::Forget(const std::string& origin) {
-  std::vector<std::unique_ptr<httplib::Client>> dropped;
+  std::vector<IdleClient> dropped;
   {
     std::lock_guard lock(mu_);
     auto it = idle_.find(origin);

@@ -1,12 +1,11 @@
 #include "daemon/upstream_proxy.h"
 
-#include <algorithm>
-#include <cctype>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 
 #include "daemon/http_error.h"
+#include "daemon/proxy_message.h"
 
 namespace swapd {
 namespace {
@@ -18,27 +17,6 @@ constexpr size_t kMaxQueuedBytes = 1 << 20;
 // Responses that are not SSE and at most this large are buffered whole (so that a failure
 // mid-body can still become a clean 502); larger ones stream.
 constexpr size_t kMaxBufferedBody = 16 << 20;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-// Headers that belong to one connection (RFC 9110 7.6.1), lengths httplib recomputes, and the
-// pseudo-headers cpp-httplib adds to server requests.
-bool IsHopByHop(const std::string& name) {
-  static const char* const kNames[] = {
-      "connection",  "keep-alive",     "proxy-authenticate", "proxy-authorization",
-      "te",          "trailer",        "transfer-encoding",  "upgrade",
-      "host",        "content-length", "accept-encoding",    "remote_addr",
-      "remote_port", "local_addr",     "local_port"};
-  std::string lower = Lower(name);
-  for (const char* n : kNames) {
-    if (lower == n) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -54,6 +32,9 @@ struct UpstreamProxy::Exchange {
   bool upstream_done = false;
   Status upstream_error;
   bool client_gone = false;
+  // Set while the writer waits inside its content provider: the upstream thread then writes each
+  // chunk to the client itself (no hand-off per chunk; a slow client slows the backend).
+  httplib::DataSink* sink = nullptr;
 
   // Touched by one thread at a time (upstream thread while receiving, then the writer).
   Lease lease;
@@ -80,30 +61,32 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
   UpstreamUrl url = ParseUpstreamUrl(ex->lease.proxy_url());
   std::unique_ptr<httplib::Client> client = clients_.Take(url.origin);
 
-  httplib::Request req;
-  req.method = request.method;
-  req.path = url.path_prefix + request.target;
-  for (auto& [name, value] : request.headers) {
-    if (!IsHopByHop(name)) req.headers.emplace(name, value);
-  }
-  req.body = std::move(request.body);
+  httplib::Request req = UpstreamRequest(url, request);
   req.response_handler = [ex](const httplib::Response& r) {
     std::lock_guard lock(ex->mu);
     ex->status = r.status;
     ex->headers = r.headers;
     ex->headers_ready = true;
-    ex->scanner =
-        UsageScanner(Lower(r.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0);
+    ex->scanner = UsageScanner(IsEventStream(r.get_header_value("Content-Type")));
     ex->record.time_to_first_byte = Clock::now() - ex->start;
     ex->cv.notify_all();
     return !ex->client_gone;
   };
   req.content_receiver = [ex](const char* data, size_t n, uint64_t, uint64_t) {
     std::unique_lock lock(ex->mu);
-    ex->cv.wait(lock, [&] { return ex->client_gone || ex->queued_bytes < kMaxQueuedBytes; });
+    ex->cv.wait(lock, [&] {
+      return ex->client_gone || ex->sink != nullptr || ex->queued_bytes < kMaxQueuedBytes;
+    });
     if (ex->client_gone) return false;
     ex->scanner.Feed(std::string_view(data, n));
     ex->record.bytes += n;
+    if (ex->sink != nullptr) {
+      if (ex->sink->write(data, n)) return true;
+      ex->client_gone = true;
+      ex->record.client_gone = true;
+      ex->cv.notify_all();
+      return false;
+    }
     ex->chunks.emplace_back(data, n);
     ex->queued_bytes += n;
     ex->cv.notify_all();
@@ -114,9 +97,11 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
   httplib::Error error = httplib::Error::Success;
   bool ok = client->send(req, res, error);
 
+  // Give the connection back before the writer learns that the body is complete: the client's
+  // next request would otherwise find the pool empty and open a new connection.
+  if (ok) clients_.GiveBack(url.origin, std::move(client));
   std::unique_lock lock(ex->mu);
   ex->record.usage = ex->scanner.Finish();
-  bool reusable = ok && !ex->client_gone;
   if (!ok && !ex->client_gone) {
     std::string what = ex->headers_ready
                            ? "the backend's response broke off: " + httplib::to_string(error)
@@ -129,11 +114,103 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
   }
   ex->upstream_done = true;
   ex->cv.notify_all();
-  lock.unlock();
-  if (reusable) clients_.GiveBack(url.origin, std::move(client));
+}
+
+bool UpstreamProxy::RunsInline(const ProxyRequest& request) {
+  return request.method == "POST" && IsJsonRoute(request.target) && !AsksForStream(request.body);
 }
 
 void UpstreamProxy::Forward(Lease lease, ProxyRequest request, httplib::Response& res) {
+  if (RunsInline(request)) {
+    ForwardInline(std::move(lease), std::move(request), res);
+  } else {
+    ForwardThreaded(std::move(lease), std::move(request), res);
+  }
+}
+
+void UpstreamProxy::ForwardInline(Lease lease, ProxyRequest request, httplib::Response& res) {
+  const Clock::time_point start = Clock::now();
+  ProxyRecord record;
+  record.model_id = lease.model_id();
+  UpstreamUrl url = ParseUpstreamUrl(lease.proxy_url());
+  std::unique_ptr<httplib::Client> client = clients_.Take(url.origin);
+  httplib::Request req = UpstreamRequest(url, request);
+
+  bool headers_seen = false;
+  bool too_large = false;
+  int status = 0;
+  httplib::Headers headers;
+  std::string body;
+  UsageScanner scanner(false);
+  req.response_handler = [&](const httplib::Response& r) {
+    headers_seen = true;
+    status = r.status;
+    headers = r.headers;
+    scanner = UsageScanner(IsEventStream(r.get_header_value("Content-Type")));
+    record.time_to_first_byte = Clock::now() - start;
+    if (r.has_header("Content-Length") &&
+        std::strtoull(r.get_header_value("Content-Length").c_str(), nullptr, 10) > kMaxInlineBody) {
+      too_large = true;
+      return false;
+    }
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (body.size() + n > kMaxInlineBody) {
+      too_large = true;
+      return false;
+    }
+    body.append(data, n);
+    scanner.Feed(std::string_view(data, n));
+    return true;
+  };
+  httplib::Response upstream;
+  httplib::Error error = httplib::Error::Success;
+  const bool ok = client->send(req, upstream, error);
+  if (ok) clients_.GiveBack(url.origin, std::move(client));
+  record.bytes = body.size();
+  record.usage = scanner.Finish();
+
+  Status failure;
+  if (too_large) {
+    failure = Status::Error(
+        ErrorCode::kBackendFailed,
+        "model \"" + record.model_id + "\": the backend's answer is larger than " +
+            std::to_string(kMaxInlineBody >> 20) +
+            " MiB, more than swapd buffers for a request without \"stream\": true; ask for a "
+            "stream");
+  } else if (!ok) {
+    failure = describe_failure_(
+        record.model_id, headers_seen
+                             ? "the backend's response broke off: " + httplib::to_string(error)
+                             : "could not reach the backend: " + httplib::to_string(error));
+  }
+  lease.Release();
+
+  if (failure.ok()) {
+    res.status = status;
+    ResponseHead head = CopyHeaders(headers, res);
+    res.set_content(std::move(body), head.content_type);
+  } else {
+    record.upstream_failed = true;
+    ResponseHead head;
+    if (headers_seen && !too_large) head = CopyHeaders(headers, res);
+    if (headers_seen && !too_large && head.sse) {
+      // An SSE answer that broke off: what came, then the error event (as a stream ends).
+      res.status = status;
+      body += ErrorEvent(failure);
+      res.set_content(std::move(body), head.content_type);
+    } else {
+      res.headers.clear();
+      SetErrorResponse(res, failure);
+    }
+  }
+  record.status = res.status;
+  record.duration = Clock::now() - start;
+  if (on_record_) on_record_(record);
+}
+
+void UpstreamProxy::ForwardThreaded(Lease lease, ProxyRequest request, httplib::Response& res) {
   auto ex = std::make_shared<Exchange>();
   ex->record.model_id = lease.model_id();
   ex->lease = std::move(lease);
@@ -153,24 +230,10 @@ void UpstreamProxy::Forward(Lease lease, ProxyRequest request, httplib::Response
 
   res.status = ex->status;
   ex->record.status = ex->status;
-  std::string content_type = "application/octet-stream";
-  size_t content_length = 0;
-  bool has_length = false;
-  for (const auto& [name, value] : ex->headers) {
-    std::string lower = Lower(name);
-    if (lower == "content-type") {
-      content_type = value;
-      continue;
-    }
-    if (lower == "content-length") {
-      has_length = true;
-      content_length = std::strtoull(value.c_str(), nullptr, 10);
-      continue;
-    }
-    if (!IsHopByHop(name)) res.headers.emplace(name, value);
-  }
-  const bool sse = Lower(content_type).rfind("text/event-stream", 0) == 0;
-  const bool stream = sse || !has_length || content_length > kMaxBufferedBody;
+  const ResponseHead head = CopyHeaders(ex->headers, res);
+  const std::string& content_type = head.content_type;
+  const bool sse = head.sse;
+  const bool stream = sse || !head.has_length || head.content_length > kMaxBufferedBody;
   ex->record.streamed = stream;
 
   if (!stream) {
@@ -195,25 +258,28 @@ void UpstreamProxy::Forward(Lease lease, ProxyRequest request, httplib::Response
   res.set_chunked_content_provider(
       content_type,
       [ex, sse](size_t, httplib::DataSink& sink) {
-        std::deque<std::string> batch;
-        {
-          std::unique_lock lock(ex->mu);
-          ex->cv.wait(lock, [&] { return !ex->chunks.empty() || ex->upstream_done; });
-          batch.swap(ex->chunks);
-          ex->queued_bytes = 0;
+        // Runs once: forwards what is queued, then lends `sink` to the upstream thread until
+        // the body is complete. Chunks are written under mu, so their order is kept.
+        std::unique_lock lock(ex->mu);
+        auto client_left = [&] {
+          ex->client_gone = true;
+          ex->record.client_gone = true;
           ex->cv.notify_all();
-        }
-        for (const auto& chunk : batch) {
-          if (!sink.write(chunk.data(), chunk.size())) {
-            std::lock_guard lock(ex->mu);
-            ex->client_gone = true;
-            ex->record.client_gone = true;
-            ex->cv.notify_all();
-            return false;
+          return false;
+        };
+        for (; !ex->chunks.empty(); ex->chunks.pop_front()) {
+          if (!sink.write(ex->chunks.front().data(), ex->chunks.front().size())) {
+            return client_left();
           }
         }
-        if (!batch.empty()) return true;
-        // Nothing left and the backend is done.
+        ex->queued_bytes = 0;
+        if (!ex->upstream_done && !ex->client_gone) {
+          ex->sink = &sink;
+          ex->cv.notify_all();
+          ex->cv.wait(lock, [&] { return ex->upstream_done || ex->client_gone; });
+          ex->sink = nullptr;
+        }
+        if (ex->client_gone) return false;
         if (!ex->upstream_error.ok() && sse) {
           std::string event = ErrorEvent(ex->upstream_error);
           sink.write(event.data(), event.size());

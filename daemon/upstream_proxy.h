@@ -1,10 +1,19 @@
 // UpstreamProxy: forwards one client request to the backend behind a Lease and streams the answer
-// back. Status and headers come first; then the body chunk by chunk as it arrives (SSE is never
-// buffered). The upstream exchange runs on the proxy's own worker pool while the HTTP server's
-// thread writes to the client; a bounded queue between them gives back-pressure, so a slow client
-// slows the backend instead of growing memory. A client that goes away cancels the upstream
-// request. A backend that fails mid-stream ends an SSE stream with an error event; a
-// non-streamed response is buffered, so its failure becomes a 502 with a JSON error body.
+// back. Two paths:
+//  - Buffered, on the calling thread: a request to a JSON route (chat/completions, completions,
+//    embeddings, ...) whose body does not ask for `"stream": true`. The exchange runs inline (no
+//    hand-off to another thread) and the answer is buffered whole, up to kMaxInlineBody; a larger
+//    answer becomes a 502 that says to ask for a stream. A backend that answers SSE anyway is
+//    forwarded buffered (its events arrive at once); if it breaks off, the events received are
+//    forwarded and end with an error event, as on the streaming path.
+//  - Streaming, everything else: status and headers come first, then the body chunk by chunk as
+//    it arrives (SSE is never buffered). The upstream exchange runs on the proxy's own worker pool;
+//    once the HTTP server's thread has sent the headers and waits in its content provider, the
+//    upstream thread writes each chunk to the client itself (before that, a queue bounded at
+//    1 MiB holds them). A slow client thus slows the backend instead of growing memory; a client
+//    that goes away cancels the upstream request.
+// On both paths a backend that fails mid-stream ends an SSE stream with an error event, and a
+// failed non-SSE answer of known length (at most 16 MiB) becomes a 502 with a JSON error body.
 // Thread safe.
 #pragma once
 
@@ -16,18 +25,12 @@
 #include <string>
 
 #include "backends/router.h"
+#include "daemon/proxy_message.h"
 #include "daemon/thread_pool.h"
 #include "daemon/upstream_client_pool.h"
 #include "daemon/usage_scanner.h"
 
 namespace swapd {
-
-struct ProxyRequest {
-  std::string method;
-  std::string target;        // path and query, as the backend should see them
-  httplib::Headers headers;  // the client's; hop-by-hop and swapd's own are removed here
-  std::string body;
-};
 
 // What happened to one proxied request, for logs and metrics.
 struct ProxyRecord {
@@ -52,12 +55,22 @@ class UpstreamProxy {
   UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record);
   ~UpstreamProxy();
 
-  // Returns once `res` has its status and headers (or an error); the body is then produced by
+  // A non-streamed answer larger than this (on the buffered path) is refused with a 502.
+  static constexpr size_t kMaxInlineBody = 64u << 20;
+
+  // Returns once `res` has its status and headers (or an error). On the buffered path `res` then
+  // holds the whole body and `lease` is released; on the streaming path the body is produced by
   // `res`'s content provider, which holds `lease` until the body is complete or the client left.
   void Forward(Lease lease, ProxyRequest request, httplib::Response& res);
 
+  // True when `request` takes the buffered path: its target is a JSON route and its body does
+  // not ask for "stream": true. Exposed for tests.
+  static bool RunsInline(const ProxyRequest& request);
+
  private:
   struct Exchange;
+  void ForwardInline(Lease lease, ProxyRequest request, httplib::Response& res);
+  void ForwardThreaded(Lease lease, ProxyRequest request, httplib::Response& res);
   void RunUpstream(const std::shared_ptr<Exchange>& exchange, ProxyRequest request);
 
   FailureDescriber describe_failure_;

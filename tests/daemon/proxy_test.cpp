@@ -1,0 +1,143 @@
+// Tests of the proxy's two paths: which requests are answered buffered on the server's own thread,
+// what a client gets when that path meets an SSE answer or a crash, and a burst of concurrent
+// clients. Integration cases use the real swapd and fake backends over loopback.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "daemon/upstream_proxy.h"
+#include "tests/support/http_wait.h"
+#include "tests/support/swapd_process.h"
+
+namespace swapd::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+ProxyRequest Request(const std::string& method, const std::string& target,
+                     const std::string& body) {
+  ProxyRequest request;
+  request.method = method;
+  request.target = target;
+  request.body = body;
+  return request;
+}
+
+// A chat body whose "stream" key is spelled with a JSON escape: the backend's parser reads it as
+// "stream": true, the proxy's scan does not, so the request takes the buffered path and the
+// backend answers SSE anyway.
+std::string DisguisedStreamBody(const std::string& model, int max_tokens) {
+  return R"({"model":")" + model + R"(","\u0073tream":true,"max_tokens":)" +
+         std::to_string(max_tokens) + R"(,"messages":[{"role":"user","content":"hi"}]})";
+}
+
+TEST_CASE("JSON routes without \"stream\": true take the buffered path", "[unit][proxy]") {
+  using P = UpstreamProxy;
+  CHECK(P::RunsInline(Request("POST", "/v1/chat/completions", R"({"model":"m"})")));
+  CHECK(P::RunsInline(Request("POST", "/v1/completions?a=b", R"({"model":"m","stream":false})")));
+  CHECK(P::RunsInline(Request("POST", "/v1/embeddings", R"({"input":"\"stream\": true"})")));
+  CHECK(P::RunsInline(Request("POST", "/completion", R"({"prompt":"x","n_predict":4})")));
+  CHECK(P::RunsInline(Request("POST", "/v1/rerank", R"({"query":"q","documents":[]})")));
+
+  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/chat/completions", R"({"stream":true})")));
+  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/chat/completions", "{\"stream\" :\n true}")));
+  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/completions", R"({"a":1, "stream":  true})")));
+  // Audio of unknown length, other methods and other paths always stream.
+  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/audio/speech", R"({"input":"hello"})")));
+  CHECK_FALSE(P::RunsInline(Request("GET", "/v1/chat/completions", "")));
+  CHECK_FALSE(P::RunsInline(Request("POST", "/props", "{}")));
+  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/chat/completions/x", "{}")));
+}
+
+TEST_CASE("a non-streamed request whose backend answers SSE gets the events",
+          "[integration][proxy]") {
+  int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("px-sse", port));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  HttpReply r = HttpPost(url, "/v1/chat/completions", DisguisedStreamBody("px-sse", 6),
+                         "application/json", 60s);
+  CHECK(r.status == 200);
+  CHECK_THAT(r.content_type, Catch::StartsWith("text/event-stream"));
+  CHECK_THAT(r.body, Catch::Contains("chat.completion.chunk"));
+  CHECK_THAT(r.body, Catch::EndsWith("data: [DONE]\n\n"));
+}
+
+TEST_CASE("a non-streamed request whose SSE answer breaks off ends with an error event",
+          "[integration][proxy]") {
+  int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("px-crash", port, "--crash-after 1"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  HttpReply r = HttpPost(url, "/v1/chat/completions", DisguisedStreamBody("px-crash", 40),
+                         "application/json", 60s);
+  INFO(r.Describe());
+  CHECK(r.status == 200);
+  CHECK_THAT(r.body, Catch::Contains("chat.completion.chunk"));
+  CHECK_THAT(r.body, Catch::Contains("data: {\"error\""));
+  CHECK_THAT(r.body, Catch::Contains("px-crash"));
+  CHECK_THAT(r.body, !Catch::Contains("[DONE]"));
+}
+
+// The backlog of the listening socket, from `ss` (its Send-Q column for a listener).
+int ListenBacklog(int port) {
+  std::string command = "ss -ltnH 'sport = :" + std::to_string(port) + "' 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char state[64] = {0};
+  int recv_q = -1, send_q = -1;
+  int fields = std::fscanf(pipe, "%63s %d %d", state, &recv_q, &send_q);
+  ::pclose(pipe);
+  return fields == 3 ? send_q : -1;
+}
+
+TEST_CASE("a burst of concurrent clients is served without dropped connections",
+          "[integration][proxy]") {
+  int port = FreeLoopbackPort();
+  auto swapd =
+      StartSwapd("models:\n" + FakeModelYaml("px-burst", port, "", "    concurrencyLimit: 200\n"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  const int swapd_port = std::stoi(url.substr(url.rfind(':') + 1));
+  // cpp-httplib listens with a backlog of 5; swapd raises it so that bursts do not lose SYNs.
+  CHECK(ListenBacklog(swapd_port) >= 128);
+
+  REQUIRE(HttpPost(url, "/v1/completions", R"({"model":"px-burst","prompt":"a","max_tokens":1})",
+                   "application/json", 60s)
+              .status == 200);
+  constexpr int kClients = 48;
+  constexpr int kRequestsEach = 10;
+  std::vector<std::future<std::vector<HttpReply>>> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.push_back(std::async(std::launch::async, [&url, c] {
+      std::vector<HttpReply> replies;
+      for (int i = 0; i < kRequestsEach; ++i) {
+        json body = {
+            {"model", "px-burst"}, {"prompt", "client " + std::to_string(c)}, {"max_tokens", 2}};
+        replies.push_back(HttpPost(url, "/v1/completions", body.dump(), "application/json", 60s));
+      }
+      return replies;
+    }));
+  }
+  int ok = 0;
+  for (auto& client : clients) {
+    for (const HttpReply& r : client.get()) {
+      if (r.status == 200 && json::parse(r.body, nullptr, false).contains("choices")) {
+        ++ok;
+      } else {
+        UNSCOPED_INFO("failed: " << r.Describe());
+      }
+    }
+  }
+  CHECK(ok == kClients * kRequestsEach);
+}
+
+}  // namespace
+}  // namespace swapd::testing
