@@ -61,6 +61,10 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     return backend == nullptr ? std::string() : backend->LogTail(lines);
   }
   ConfigDiff Reconfigure(std::shared_ptr<const Config> config);
+  void SetEvents(RouterEvents events) {
+    std::lock_guard lock(mu_);
+    events_ = std::make_shared<const RouterEvents>(std::move(events));
+  }
 
  private:
   struct Waiter {
@@ -86,6 +90,14 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     return it == backends_.end() ? nullptr : it->second;
   }
   void TimerLoop();
+  // Why StopModel was asked to stop `model` (for RouterEvents::on_stop). mu_ held.
+  const char* StopReason(const std::string& model) const {
+    if (stop_context_ != nullptr && (stop_target_.empty() || stop_target_ == model)) {
+      return stop_context_;
+    }
+    if (config_->models.count(model) == 0 || renew_backend_.count(model) != 0) return "reload";
+    return "swap";
+  }
   // Something changed: wake the waiting Acquire/Unload/Shutdown calls, and the timer if it
   // must now wake earlier than it planned (not on every request: that would cost a context
   // switch per request). mu_ held.
@@ -109,6 +121,11 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   std::map<RequestId, Waiter> waiters_;  // one per Acquire that has not returned yet
   RequestId next_request_ = 1;
   bool timer_stop_ = false;
+  // While a Scheduler event that stops models for a known reason runs: that reason, and the
+  // model it is about (empty: every model).
+  const char* stop_context_ = nullptr;
+  std::string stop_target_;
+  std::shared_ptr<const RouterEvents> events_ = std::make_shared<const RouterEvents>();
   Clock::time_point timer_deadline_ = Clock::time_point::max();  // when the timer wakes
 
   std::mutex shutdown_mu_;  // serializes Shutdown calls
@@ -183,7 +200,10 @@ void RouterImpl::Unload(const std::string& model_id) {
     }
   }
   if (!stopping.empty()) spdlog::info("unloading {}", model_id.empty() ? "all models" : model_id);
+  stop_context_ = "unload";
+  stop_target_ = model_id;
   scheduler_.Unload(model_id);
+  stop_context_ = nullptr;
   Changed();
   changed_.wait(lock, [&] {
     return std::all_of(stopping.begin(), stopping.end(), [&](const auto& s) {
@@ -238,7 +258,10 @@ void RouterImpl::Shutdown() {
   std::lock_guard serial(shutdown_mu_);
   {
     std::unique_lock lock(mu_);
+    stop_context_ = "shutdown";
+    stop_target_.clear();
     scheduler_.Shutdown();
+    stop_context_ = nullptr;
     Changed();
     // Backend::Stop is bounded by the model's unloadTimeout, so this wait is too.
     changed_.wait(lock, [&] { return scheduler_.AllStopped(); });
@@ -259,8 +282,9 @@ void RouterImpl::StartModel(const std::string& model) {
   }
   std::shared_ptr<Backend> backend = BackendOf(model);
   spdlog::info("model {}: starting", model);
-  workers_.Run([this, backend, model, old = std::move(old)]() mutable {
+  workers_.Run([this, backend, model, old = std::move(old), events = events_]() mutable {
     old.reset();  // destroyed here, without mu_
+    if (events->on_start) events->on_start(model);
     const auto began = Clock::now();
     Status result = backend != nullptr
                         ? backend->Start()
@@ -272,6 +296,8 @@ void RouterImpl::StartModel(const std::string& model) {
     } else {
       spdlog::warn("model {}: start failed after {} ms: {}", model, ms, result.message());
     }
+    if (events->on_start_finished)
+      events->on_start_finished(model, result.ok(), Clock::now() - began);
     std::lock_guard lock(mu_);
     scheduler_.StartFinished(model, result, Clock::now());
     Changed();
@@ -281,7 +307,8 @@ void RouterImpl::StartModel(const std::string& model) {
 void RouterImpl::StopModel(const std::string& model) {
   std::shared_ptr<Backend> backend = BackendOf(model);
   spdlog::info("model {}: stopping", model);
-  workers_.Run([this, backend, model] {
+  workers_.Run([this, backend, model, events = events_, reason = StopReason(model)] {
+    if (events->on_stop) events->on_stop(model, reason);
     if (backend != nullptr) backend->Stop();
     spdlog::info("model {}: stopped", model);
     std::lock_guard lock(mu_);
@@ -299,11 +326,15 @@ std::shared_ptr<Backend> RouterImpl::BackendOf(const std::string& model) {
   if (backend) {
     backend->SetExitCallback([this, model, self = backend.get()](const std::string& reason) {
       spdlog::warn("model {}: backend exited: {}", model, reason);
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       auto current = backends_.find(model);
       if (current == backends_.end() || current->second.get() != self) return;  // replaced
+      const bool crashed = scheduler_.Phase(model) == ModelPhase::kReady;
+      std::shared_ptr<const RouterEvents> events = events_;
       scheduler_.BackendExited(model);
       Changed();
+      lock.unlock();
+      if (crashed && events->on_crash) events->on_crash(model);
     });
   }
   return backend;
@@ -319,7 +350,10 @@ void RouterImpl::TimerLoop() {
       timer_wake_.wait_until(lock, timer_deadline_);
     }
     if (timer_stop_) break;
+    stop_context_ = "ttl";
+    stop_target_.clear();
     scheduler_.Tick(Clock::now());
+    stop_context_ = nullptr;
     changed_.notify_all();
   }
 }
@@ -370,6 +404,7 @@ Result<Lease> Router::Acquire(const std::string& model_id,
 void Router::Unload(const std::string& model_id) { impl_->Unload(model_id); }
 void Router::Preload() { impl_->Preload(); }
 std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); }
+void Router::SetEvents(RouterEvents events) { impl_->SetEvents(std::move(events)); }
 void Router::Shutdown() { impl_->Shutdown(); }
 std::string Router::LogTail(const std::string& model_id, size_t lines) const {
   return impl_->LogTail(model_id, lines);

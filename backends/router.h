@@ -51,6 +51,20 @@ struct ModelSnapshot {
   int queued = 0;
 };
 
+// What the Router tells an observer (metrics) about models' lives. Every callback may be empty.
+// They run on Router worker threads or backend monitor threads, never with the Router's lock
+// held; they must be quick and must not call back into the Router.
+struct RouterEvents {
+  std::function<void(const std::string& model)> on_start;  // a start begins
+  // A start ended: ready (ok) or failed; `took` is from the start to ready or failure.
+  std::function<void(const std::string& model, bool ok, std::chrono::steady_clock::duration took)>
+      on_start_finished;
+  std::function<void(const std::string& model)> on_crash;  // the backend exited while ready
+  // A stop begins. `reason`: "swap" (to make room for another model), "ttl", "unload", "reload"
+  // (its definition changed or it was removed) or "shutdown".
+  std::function<void(const std::string& model, const char* reason)> on_stop;
+};
+
 class Router {
  public:
   Router(std::shared_ptr<const Config> config, BackendFactory factory);
@@ -71,6 +85,10 @@ class Router {
   void Preload();
 
   std::vector<ModelSnapshot> Snapshot() const;
+
+  // Sets the observer of starts, stops and crashes (replaces the previous one). Thread safe;
+  // events already under way may still go to the previous observer.
+  void SetEvents(RouterEvents events);
 
   // Stops admitting requests (new Acquire calls fail with kUnavailable) and stops all backends.
   void Shutdown();

@@ -1,13 +1,16 @@
 // The admin routes of HttpServer (llama-swap's and swapd's own): GET /v1/models and /models,
-// GET /running, GET /unload, POST /api/models/unload[/{model}], POST /api/config/reload.
+// GET /running, GET /unload, POST /api/models/unload[/{model}], POST /api/config/reload,
+// GET /api/models (every configured model's state, counters and last log lines).
 // Same threading rules as http_server.cpp.
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "daemon/http_error.h"
 #include "daemon/http_server.h"
+#include "daemon/metrics.h"
 #include "daemon/model_id.h"
 
 namespace swapd {
@@ -17,6 +20,21 @@ int64_t UnixNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// How many of a backend's last output lines GET /api/models shows.
+constexpr size_t kApiModelsLogLines = 20;
+
+nlohmann::json Lines(const std::string& text) {
+  nlohmann::json lines = nlohmann::json::array();
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return lines;
 }
 
 }  // namespace
@@ -74,6 +92,35 @@ void HttpServer::HandleRunning(const httplib::Request&, httplib::Response& res) 
     running.push_back(std::move(item));
   }
   res.set_content(nlohmann::json{{"running", running}}.dump(), "application/json");
+}
+
+void HttpServer::HandleApiModels(const httplib::Request&, httplib::Response& res) {
+  nlohmann::json models = nlohmann::json::array();
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<ModelSnapshot> snapshot = router_.Snapshot();
+  std::sort(snapshot.begin(), snapshot.end(),
+            [](const ModelSnapshot& x, const ModelSnapshot& y) { return x.id < y.id; });
+  for (const auto& m : snapshot) {
+    const bool ready = m.backend.state == BackendState::kReady;
+    ModelCounters counters = metrics_ ? metrics_->Counters(m.id) : ModelCounters{};
+    nlohmann::json item = {
+        {"id", m.id},
+        {"state", ToString(m.backend.state)},
+        {"pid", m.backend.pid},
+        {"uptime_seconds",
+         ready ? std::chrono::duration<double>(now - m.backend.since).count() : 0.0},
+        {"last_error", m.backend.last_error},
+        {"last_log_lines", Lines(router_.LogTail(m.id, kApiModelsLogLines))},
+        {"in_flight", m.in_flight},
+        {"queued", m.queued},
+        {"generation_tokens_per_second", counters.last_generation_tps},
+        {"prompt_tokens_per_second", counters.last_prompt_tps},
+        {"starts", counters.starts},
+        {"start_failures", counters.start_failures},
+        {"crashes", counters.crashes}};
+    models.push_back(std::move(item));
+  }
+  res.set_content(nlohmann::json{{"models", models}}.dump(), "application/json");
 }
 
 void HttpServer::HandleUnload(const httplib::Request& req, httplib::Response& res) {

@@ -16,17 +16,20 @@
 #include "daemon/config_reloader.h"
 #include "daemon/config_watcher.h"
 #include "daemon/http_server.h"
+#include "daemon/log_hub.h"
+#include "daemon/log_hub_sink.h"
 #include "daemon/metrics.h"
 #include "daemon/service_notify.h"
 
 namespace swapd {
 namespace {
 
-void SetUpLogging(const std::string& level) {
+void SetUpLogging(const std::string& level, std::shared_ptr<LogHub> hub) {
   // Plain lines on stderr (journald adds its own timestamps); colours only on a terminal.
   auto logger = spdlog::stderr_color_mt("swapd");
   logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
   spdlog::set_default_logger(logger);
+  TeeDefaultLoggerInto(std::move(hub));  // GET /logs shows swapd's own lines too
   spdlog::set_level(spdlog::level::from_str(level.empty() ? "info" : level));
   spdlog::flush_on(spdlog::level::info);
 }
@@ -44,7 +47,8 @@ int App::Run() {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the daemon
 
-  SetUpLogging(options_.log_level);
+  auto log_hub = std::make_shared<LogHub>();
+  SetUpLogging(options_.log_level, log_hub);
   Result<ListenAddress> listen = ParseListenAddress(options_.listen);
   if (!listen.ok()) {
     spdlog::error("--listen {}: {}", options_.listen, listen.status().message());
@@ -61,9 +65,15 @@ int App::Run() {
   auto config = std::make_shared<const Config>(std::move(*loaded.config));
   if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(config->log_level));
 
-  Router router(config, MakeProcessBackendFactory());
-  Metrics metrics;
+  ProcessBackendOptions backend_options;
+  backend_options.on_output_line = [log_hub](const std::string& model_id, std::string_view line) {
+    log_hub->Append(model_id, line);
+  };
+  Metrics metrics;  // before the Router: its events reach the metrics until it is destroyed
+  Router router(config, MakeProcessBackendFactory(std::move(backend_options)));
+  router.SetEvents(metrics.RouterHooks());
   HttpServer server(config, router, &metrics);
+  server.SetLogHub(log_hub);
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
     ConfigDiff diff = router.Reconfigure(next);
     if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(next->log_level));

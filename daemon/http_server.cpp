@@ -172,10 +172,12 @@ Status HttpServer::DescribeBackendFailure(const std::string& model_id, const std
 void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                           std::string body, httplib::Response& res) {
   auto deadline = std::chrono::steady_clock::now() + settings_.acquire_timeout;
+  // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
+  const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
   Result<Lease> lease = router_.Acquire(model.id, deadline);
   if (!lease.ok()) {
     SetErrorResponse(res, lease.status());
-    if (metrics_) metrics_->RecordRejected(model.id, res.status);
+    if (metrics_) metrics_->CountRequest(model.id, route, res.status);
     return;
   }
   ProxyRequest request;
@@ -184,6 +186,7 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
   request.headers = req.headers;
   request.body = std::move(body);
   proxy_->Forward(std::move(lease).value(), std::move(request), res);
+  if (metrics_) metrics_->CountRequest(model.id, route, res.status);  // status is known by now
 }
 
 void HttpServer::HandleJsonInference(const httplib::Request& req, httplib::Response& res) {
@@ -327,6 +330,10 @@ void HttpServer::InstallRoutes() {
   s.Post("/api/models/unload", [this](const auto& req, auto& res) { HandleUnload(req, res); });
   s.Post("/api/models/unload/(.+)", [this](const auto& req, auto& res) { HandleUnload(req, res); });
   s.Post("/api/config/reload", [this](const auto& req, auto& res) { HandleReload(req, res); });
+  s.Get("/api/models", [this](const auto& req, auto& res) { HandleApiModels(req, res); });
+  s.Get("/logs", [this](const auto& req, auto& res) { HandleLogs(req, res); });
+  s.Get("/logs/stream", [this](const auto& req, auto& res) { HandleLogStream(req, res); });
+  s.Get("/logs/stream/(.+)", [this](const auto& req, auto& res) { HandleLogStream(req, res); });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_ ? metrics_->RenderPrometheus(router_.Snapshot()) : "",
                     "text/plain; version=0.0.4");

@@ -2,7 +2,8 @@
 // (JSON body, multipart form field, or ?model=), through the Router (which swaps models) and the
 // UpstreamProxy (which streams the answer back), and serves the llama-swap admin routes
 // (/v1/models, /running, /unload, /api/models/unload, /api/config/reload, /upstream/{model}/...,
-// /health; the admin handlers live in admin_routes.cpp).
+// /health; the admin handlers live in admin_routes.cpp), /api/models, /metrics and the log routes
+// (/logs, /logs/stream[/{model}], in log_routes.cpp).
 // Thread safe: handlers run on a growing worker pool; Stop() may be called from any thread.
 #pragma once
 
@@ -26,6 +27,7 @@ namespace swapd {
 
 class UpstreamProxy;
 class Metrics;
+class LogHub;
 
 struct HttpServerSettings {
   size_t max_body_bytes = 256u << 20;  // larger request bodies get 413
@@ -52,6 +54,8 @@ class HttpServer {
   void SetConfig(std::shared_ptr<const Config> config);
   // What POST /api/config/reload runs; without one it answers 503.
   void SetReloadHandler(std::function<ReloadOutcome()> reload);
+  // Where /logs and /logs/stream read from; without one /logs is empty. Call before Run().
+  void SetLogHub(std::shared_ptr<LogHub> hub);
 
  private:
   std::shared_ptr<const Config> config() const;
@@ -63,6 +67,9 @@ class HttpServer {
   void HandleRunning(const httplib::Request& req, httplib::Response& res);
   void HandleUnload(const httplib::Request& req, httplib::Response& res);
   void HandleReload(const httplib::Request& req, httplib::Response& res);
+  void HandleApiModels(const httplib::Request& req, httplib::Response& res);
+  void HandleLogs(const httplib::Request& req, httplib::Response& res);
+  void HandleLogStream(const httplib::Request& req, httplib::Response& res);
   // Waits for the model and hands the request to the proxy.
   void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                 std::string body, httplib::Response& res);
@@ -75,6 +82,7 @@ class HttpServer {
   std::shared_ptr<const Config> config_;   // Guarded by config_mu_
   std::function<ReloadOutcome()> reload_;  // Guarded by config_mu_
   std::unique_ptr<UpstreamProxy> proxy_;
+  std::shared_ptr<LogHub> log_hub_;  // may be null; set before Run()
   std::unique_ptr<httplib::Server> server_;
   std::atomic<bool> shutting_down_{false};
   int port_ = 0;

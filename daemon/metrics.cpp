@@ -1,14 +1,21 @@
 #include "daemon/metrics.h"
 
-#include <unistd.h>
-
-#include <dirent.h>
-
-#include <fstream>
+#include <ostream>
 #include <sstream>
+
+#include "daemon/process_memory.h"
+
+#ifndef SWAPD_VERSION
+#define SWAPD_VERSION "unknown"
+#endif
 
 namespace swapd {
 namespace {
+
+const std::vector<double> kRequestBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                             0.5,   1,    2.5,   5,    10,  30};
+// Loading a model takes from a fraction of a second to minutes.
+const std::vector<double> kLoadBuckets = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600};
 
 std::string StatusClass(int status) {
   if (status <= 0) return "error";
@@ -31,39 +38,30 @@ std::string Label(const std::string& value) {
   return out;
 }
 
-long ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  long pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return pages_resident * sysconf(_SC_PAGESIZE);
-}
-
-int OpenDescriptors() {
-  int n = 0;
-  if (DIR* dir = opendir("/proc/self/fd")) {
-    while (readdir(dir)) ++n;
-    closedir(dir);
-    n -= 3;  // ".", ".." and the directory's own descriptor
-  }
-  return n;
+void Header(std::ostream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
 }
 
 }  // namespace
 
-Metrics::Metrics() : start_(std::chrono::steady_clock::now()) {}
+Metrics::Histogram::Histogram(const std::vector<double>* b) : bounds(b), counts(b->size(), 0) {}
 
 void Metrics::Histogram::Observe(double seconds) {
-  for (size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) ++counts[i];
+  for (size_t i = 0; i < bounds->size(); ++i) {
+    if (seconds <= (*bounds)[i]) ++counts[i];
   }
   ++count;
   sum += seconds;
 }
 
+Metrics::PerModel::PerModel()
+    : duration(&kRequestBuckets), ttfb(&kRequestBuckets), load(&kLoadBuckets) {}
+
+Metrics::Metrics() : start_(std::chrono::steady_clock::now()) {}
+
 void Metrics::RecordRequest(const ProxyRecord& r) {
   std::lock_guard lock(mu_);
   PerModel& m = models_[r.model_id];
-  ++m.requests_by_status[StatusClass(r.status)];
   m.duration.Observe(std::chrono::duration<double>(r.duration).count());
   if (r.status > 0) m.ttfb.Observe(std::chrono::duration<double>(r.time_to_first_byte).count());
   if (r.usage.prompt_tokens) m.prompt_tokens += static_cast<uint64_t>(*r.usage.prompt_tokens);
@@ -77,31 +75,73 @@ void Metrics::RecordRequest(const ProxyRecord& r) {
   if (r.upstream_failed) ++m.upstream_failures;
 }
 
-void Metrics::RecordRejected(const std::string& model_id, int status) {
+void Metrics::CountRequest(const std::string& model_id, const std::string& route, int status) {
   std::lock_guard lock(mu_);
-  ++models_[model_id].requests_by_status[StatusClass(status)];
+  ++models_[model_id].requests[route][StatusClass(status)];
 }
 
-std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot) const {
-  std::ostringstream out;
-  auto header = [&](const char* name, const char* type, const char* help) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-  };
-  std::lock_guard lock(mu_);
+void Metrics::RecordRejected(const std::string& model_id, int status) {
+  CountRequest(model_id, "unknown", status);
+}
 
-  header("swapd_requests_total", "counter", "Requests by model and HTTP status class.");
+RouterEvents Metrics::RouterHooks() {
+  RouterEvents events;
+  events.on_start = [this](const std::string& model) {
+    std::lock_guard lock(mu_);
+    ++models_[model].starts;
+  };
+  events.on_start_finished = [this](const std::string& model, bool ok,
+                                    std::chrono::steady_clock::duration took) {
+    std::lock_guard lock(mu_);
+    PerModel& m = models_[model];
+    if (ok) {
+      m.load.Observe(std::chrono::duration<double>(took).count());
+    } else {
+      ++m.start_failures;
+    }
+  };
+  events.on_crash = [this](const std::string& model) {
+    std::lock_guard lock(mu_);
+    ++models_[model].crashes;
+  };
+  events.on_stop = [this](const std::string& model, const char* reason) {
+    std::lock_guard lock(mu_);
+    PerModel& m = models_[model];
+    ++m.stops[reason];
+    if (std::string(reason) == "swap") ++m.swaps;
+  };
+  return events;
+}
+
+ModelCounters Metrics::Counters(const std::string& model_id) const {
+  std::lock_guard lock(mu_);
+  ModelCounters c;
+  auto it = models_.find(model_id);
+  if (it == models_.end()) return c;
+  c.starts = it->second.starts;
+  c.start_failures = it->second.start_failures;
+  c.crashes = it->second.crashes;
+  c.last_generation_tps = it->second.last_generation_tps;
+  c.last_prompt_tps = it->second.last_prompt_tps;
+  return c;
+}
+
+void Metrics::RenderModelCounters(std::ostream& out) const {
+  Header(out, "swapd_requests_total", "counter", "Requests by model, route and HTTP status class.");
   for (const auto& [id, m] : models_) {
-    for (const auto& [cls, n] : m.requests_by_status) {
-      out << "swapd_requests_total{model=\"" << Label(id) << "\",status=\"" << cls << "\"} " << n
-          << "\n";
+    for (const auto& [route, by_status] : m.requests) {
+      for (const auto& [cls, n] : by_status) {
+        out << "swapd_requests_total{model=\"" << Label(id) << "\",route=\"" << Label(route)
+            << "\",status=\"" << cls << "\"} " << n << "\n";
+      }
     }
   }
   auto histogram = [&](const char* name, const char* help, Histogram PerModel::*field) {
-    header(name, "histogram", help);
+    Header(out, name, "histogram", help);
     for (const auto& [id, m] : models_) {
       const Histogram& h = m.*field;
-      for (size_t i = 0; i < kBuckets.size(); ++i) {
-        out << name << "_bucket{model=\"" << Label(id) << "\",le=\"" << kBuckets[i] << "\"} "
+      for (size_t i = 0; i < h.bounds->size(); ++i) {
+        out << name << "_bucket{model=\"" << Label(id) << "\",le=\"" << (*h.bounds)[i] << "\"} "
             << h.counts[i] << "\n";
       }
       out << name << "_bucket{model=\"" << Label(id) << "\",le=\"+Inf\"} " << h.count << "\n";
@@ -113,8 +153,10 @@ std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot
             &PerModel::duration);
   histogram("swapd_time_to_first_byte_seconds", "Time from request to the backend's headers.",
             &PerModel::ttfb);
+  histogram("swapd_model_load_duration_seconds", "Time from a model's start to ready.",
+            &PerModel::load);
   auto counter = [&](const char* name, const char* help, uint64_t PerModel::*field) {
-    header(name, "counter", help);
+    Header(out, name, "counter", help);
     for (const auto& [id, m] : models_) {
       out << name << "{model=\"" << Label(id) << "\"} " << m.*field << "\n";
     }
@@ -129,8 +171,23 @@ std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot
           &PerModel::client_disconnects);
   counter("swapd_upstream_failures_total", "Responses that failed on the backend's side.",
           &PerModel::upstream_failures);
+  counter("swapd_model_starts_total", "Starts of each model's backend.", &PerModel::starts);
+  counter("swapd_model_start_failures_total", "Starts that failed (exit or timeout).",
+          &PerModel::start_failures);
+  counter("swapd_model_crashes_total", "Backends that exited on their own while ready.",
+          &PerModel::crashes);
+  counter("swapd_model_swaps_total", "Stops of a model to make room for another.",
+          &PerModel::swaps);
+  Header(out, "swapd_model_stops_total", "counter",
+         "Stops of each model by reason (swap, ttl, unload, reload, shutdown).");
+  for (const auto& [id, m] : models_) {
+    for (const auto& [reason, n] : m.stops) {
+      out << "swapd_model_stops_total{model=\"" << Label(id) << "\",reason=\"" << reason << "\"} "
+          << n << "\n";
+    }
+  }
   auto gauge = [&](const char* name, const char* help, double PerModel::*field) {
-    header(name, "gauge", help);
+    Header(out, name, "gauge", help);
     for (const auto& [id, m] : models_) {
       out << name << "{model=\"" << Label(id) << "\"} " << m.*field << "\n";
     }
@@ -139,8 +196,15 @@ std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot
         &PerModel::last_generation_tps);
   gauge("swapd_prompt_tokens_per_second", "Last prompt speed reported by the backend.",
         &PerModel::last_prompt_tps);
+}
 
-  header("swapd_model_state", "gauge", "1 for the state each model is in.");
+std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot) const {
+  std::ostringstream out;
+  {
+    std::lock_guard lock(mu_);
+    RenderModelCounters(out);
+  }
+  Header(out, "swapd_model_state", "gauge", "1 for the state each model is in.");
   for (const auto& m : snapshot) {
     for (BackendState s : {BackendState::kStopped, BackendState::kStarting, BackendState::kReady,
                            BackendState::kStopping, BackendState::kFailed}) {
@@ -148,21 +212,31 @@ std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot
           << (m.backend.state == s ? 1 : 0) << "\n";
     }
   }
-  header("swapd_in_flight_requests", "gauge", "Requests being answered by each model.");
+  Header(out, "swapd_in_flight_requests", "gauge", "Requests being answered by each model.");
   for (const auto& m : snapshot) {
     out << "swapd_in_flight_requests{model=\"" << Label(m.id) << "\"} " << m.in_flight << "\n";
   }
-  header("swapd_queued_requests", "gauge", "Requests waiting for each model.");
+  Header(out, "swapd_queued_requests", "gauge", "Requests waiting for each model.");
   for (const auto& m : snapshot) {
     out << "swapd_queued_requests{model=\"" << Label(m.id) << "\"} " << m.queued << "\n";
   }
-  header("swapd_uptime_seconds", "gauge", "Seconds since swapd started.");
+  Header(out, "swapd_backend_resident_memory_bytes", "gauge",
+         "Resident memory of each running backend's process group.");
+  for (const auto& m : snapshot) {
+    if (m.backend.pid <= 0) continue;
+    // The backend runs in its own process group, whose id is its pid.
+    out << "swapd_backend_resident_memory_bytes{model=\"" << Label(m.id) << "\"} "
+        << ProcessGroupResidentBytes(m.backend.pid) << "\n";
+  }
+  Header(out, "swapd_uptime_seconds", "gauge", "Seconds since swapd started.");
   out << "swapd_uptime_seconds "
       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() << "\n";
-  header("swapd_resident_memory_bytes", "gauge", "Resident memory of swapd itself.");
-  out << "swapd_resident_memory_bytes " << ResidentBytes() << "\n";
-  header("swapd_open_fds", "gauge", "Open file descriptors of swapd itself.");
-  out << "swapd_open_fds " << OpenDescriptors() << "\n";
+  Header(out, "swapd_build_info", "gauge", "Always 1; the labels say which swapd this is.");
+  out << "swapd_build_info{version=\"" << Label(SWAPD_VERSION) << "\"} 1\n";
+  Header(out, "swapd_resident_memory_bytes", "gauge", "Resident memory of swapd itself.");
+  out << "swapd_resident_memory_bytes " << SelfResidentBytes() << "\n";
+  Header(out, "swapd_open_fds", "gauge", "Open file descriptors of swapd itself.");
+  out << "swapd_open_fds " << SelfOpenDescriptors() << "\n";
   return out.str();
 }
 

@@ -1,10 +1,11 @@
 // Metrics: per-model request counters and histograms, rendered in the Prometheus text exposition
-// format for GET /metrics: requests by route class and status class, request duration and time to
-// first byte, prompt and completion tokens, the backend-reported tokens/s, plus the Router's
-// per-model state, in-flight and queued gauges. Thread safe.
+// format for GET /metrics: requests by route and status class, request duration and time to first
+// byte, prompt and completion tokens, the backend-reported tokens/s; the models' lives (starts,
+// start failures, crashes, stops by reason, swaps, load duration) from the Router's events; the
+// Router's per-model state, in-flight and queued gauges and each backend's resident memory; swapd's
+// uptime, build info, resident memory and open descriptors. Thread safe.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -16,29 +17,51 @@
 
 namespace swapd {
 
+// What /api/models shows of a model's metrics.
+struct ModelCounters {
+  uint64_t starts = 0;
+  uint64_t start_failures = 0;
+  uint64_t crashes = 0;
+  double last_generation_tps = 0;  // 0: never measured
+  double last_prompt_tps = 0;
+};
+
 class Metrics {
  public:
   Metrics();
 
+  // One proxied request's outcome (duration, time to first byte, tokens, tokens/s).
   void RecordRequest(const ProxyRecord& record);
-  // A request that never reached the backend (queue timeout, start failure, 429).
+  // One request answered for `model_id` on `route` (e.g. "/v1/chat/completions"), whether it
+  // reached the backend or not (queue timeout, start failure, 429).
+  void CountRequest(const std::string& model_id, const std::string& route, int status);
+  // Kept for callers that do not know the route: counts under route "unknown".
   void RecordRejected(const std::string& model_id, int status);
+
+  // Feeds the model-life counters; give the result to Router::SetEvents. `this` must outlive the
+  // Router's use of it.
+  RouterEvents RouterHooks();
+
+  ModelCounters Counters(const std::string& model_id) const;
 
   std::string RenderPrometheus(const std::vector<ModelSnapshot>& models) const;
 
  private:
-  static constexpr std::array<double, 12> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                      0.5,   1,    2.5,   5,    10,  30};
   struct Histogram {
-    std::array<uint64_t, kBuckets.size()> counts{};
+    explicit Histogram(const std::vector<double>* bounds);
+    const std::vector<double>* bounds;  // upper bounds, ascending; not owned (static)
+    std::vector<uint64_t> counts;
     uint64_t count = 0;
     double sum = 0;
     void Observe(double seconds);
   };
   struct PerModel {
-    std::map<std::string, uint64_t> requests_by_status;  // "2xx", "4xx", "5xx"
+    PerModel();
+    // route -> status class ("2xx", "4xx", "5xx", "error") -> count
+    std::map<std::string, std::map<std::string, uint64_t>> requests;
     Histogram duration;
     Histogram ttfb;
+    Histogram load;
     uint64_t prompt_tokens = 0;
     uint64_t completion_tokens = 0;
     uint64_t cached_tokens = 0;
@@ -46,7 +69,13 @@ class Metrics {
     double last_generation_tps = 0;
     uint64_t client_disconnects = 0;
     uint64_t upstream_failures = 0;
+    uint64_t starts = 0;
+    uint64_t start_failures = 0;
+    uint64_t crashes = 0;
+    uint64_t swaps = 0;
+    std::map<std::string, uint64_t> stops;  // by reason
   };
+  void RenderModelCounters(std::ostream& out) const;  // requires mu_
 
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;

@@ -9,4 +9,5 @@ list(APPEND SWAPD_TEST_SOURCES daemon/front_door_test.cpp support/swapd_process.
 list(APPEND SWAPD_TEST_SOURCES daemon/service_notify_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/docker_config_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/reload_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/logs_metrics_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/proxy_test.cpp)

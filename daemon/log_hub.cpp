@@ -1,0 +1,110 @@
+#include "daemon/log_hub.h"
+
+#include <algorithm>
+
+namespace swapd {
+
+// Guarded by the hub's mu_ (the condition variable waits on it too).
+struct LogHub::Subscriber {
+  std::string source;  // empty: every source
+  std::vector<LogLine> pending;
+  size_t dropped = 0;
+  std::condition_variable ready;
+};
+
+std::string FormatLogLines(const std::vector<LogLine>& lines) {
+  std::string out;
+  for (const LogLine& line : lines) {
+    out += '[';
+    out += line.source;
+    out += "] ";
+    out += line.text;
+    out += '\n';
+  }
+  return out;
+}
+
+LogHub::LogHub(LogHubLimits limits) : limits_(limits) {}
+
+LogHub::~LogHub() = default;
+
+void LogHub::Append(std::string_view source, std::string_view text) {
+  if (text.size() > limits_.max_bytes) text = text.substr(0, limits_.max_bytes);
+  LogLine line{std::string(source), std::string(text)};
+  std::lock_guard lock(mu_);
+  for (const auto& s : subscribers_) {
+    if (!s->source.empty() && s->source != line.source) continue;
+    if (s->pending.size() >= limits_.subscriber_queue_lines) {
+      ++s->dropped;
+      continue;
+    }
+    s->pending.push_back(line);
+    s->ready.notify_one();
+  }
+  history_bytes_ += line.text.size();
+  history_.push_back(std::move(line));
+  while (!history_.empty() &&
+         (history_.size() > limits_.max_lines || history_bytes_ > limits_.max_bytes)) {
+    history_bytes_ -= history_.front().text.size();
+    history_.pop_front();
+  }
+}
+
+std::vector<LogLine> LogHub::History(const std::string& source) const {
+  std::lock_guard lock(mu_);
+  std::vector<LogLine> out;
+  for (const LogLine& line : history_) {
+    if (source.empty() || line.source == source) out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<LogLine> LogHub::Tail(const std::string& source, size_t lines) const {
+  std::lock_guard lock(mu_);
+  std::vector<LogLine> out;
+  for (auto it = history_.rbegin(); it != history_.rend() && out.size() < lines; ++it) {
+    if (source.empty() || it->source == source) out.push_back(*it);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::unique_ptr<LogHub::Subscription> LogHub::Subscribe(const std::string& source,
+                                                        bool with_history) {
+  auto subscriber = std::make_shared<Subscriber>();
+  subscriber->source = source;
+  std::lock_guard lock(mu_);
+  if (with_history) {
+    // The history is bounded already: it may exceed the live queue's bound once.
+    for (const LogLine& line : history_) {
+      if (source.empty() || line.source == source) subscriber->pending.push_back(line);
+    }
+  }
+  subscribers_.push_back(subscriber);
+  return std::unique_ptr<Subscription>(new Subscription(this, std::move(subscriber)));
+}
+
+LogHub::Subscription::Subscription(LogHub* hub, std::shared_ptr<Subscriber> subscriber)
+    : hub_(hub), subscriber_(std::move(subscriber)) {}
+
+LogHub::Subscription::~Subscription() {
+  std::lock_guard lock(hub_->mu_);
+  hub_->subscribers_.remove(subscriber_);
+}
+
+std::vector<LogLine> LogHub::Subscription::Next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(hub_->mu_);
+  Subscriber& s = *subscriber_;
+  s.ready.wait_for(lock, timeout, [&] { return !s.pending.empty() || s.dropped > 0; });
+  std::vector<LogLine> out;
+  out.swap(s.pending);
+  if (s.dropped > 0) {
+    // The dropped lines came after the queued ones (the queue was full), so the marker goes last.
+    out.push_back(LogLine{kSwapdSource, "... " + std::to_string(s.dropped) +
+                                            " lines dropped (this log reader was too slow)"});
+    s.dropped = 0;
+  }
+  return out;
+}
+
+}  // namespace swapd

@@ -1,0 +1,86 @@
+// LogHub: the recent log lines of swapd itself and of every model's backend, for GET /logs and
+// GET /logs/stream[/{model}]. Each line is tagged with its source ("swapd" or the model id). The
+// history is bounded (max lines and max bytes, whichever is reached first; the oldest go first),
+// and so is every live subscriber's queue: a subscriber that does not keep up loses lines, and is
+// told how many with a "[swapd] ... N lines dropped" marker line.
+// Thread safe. Append never blocks for long and never logs (it is called from an spdlog sink).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swapd {
+
+struct LogLine {
+  std::string source;  // "swapd" or a model id
+  std::string text;    // without the '\n'
+};
+
+// "[source] text\n" for each line.
+std::string FormatLogLines(const std::vector<LogLine>& lines);
+
+struct LogHubLimits {
+  size_t max_lines = 2000;
+  size_t max_bytes = 1u << 20;  // of line text
+  size_t subscriber_queue_lines = 1000;
+};
+
+class LogHub {
+ public:
+  static constexpr const char* kSwapdSource = "swapd";
+
+  class Subscription;
+
+  explicit LogHub(LogHubLimits limits = {});
+  ~LogHub();
+
+  void Append(std::string_view source, std::string_view text);
+
+  // The history, oldest first; only the lines of `source` when it is not empty.
+  std::vector<LogLine> History(const std::string& source = "") const;
+  // The last `lines` lines of `source`, oldest first.
+  std::vector<LogLine> Tail(const std::string& source, size_t lines) const;
+
+  // Live lines of `source` (all when empty), preceded by the matching history when
+  // `with_history`. The subscription ends when the returned object is destroyed.
+  std::unique_ptr<Subscription> Subscribe(const std::string& source, bool with_history);
+
+ private:
+  friend class Subscription;
+  struct Subscriber;
+
+  const LogHubLimits limits_;
+  mutable std::mutex mu_;
+  std::deque<LogLine> history_;                         // Guarded by mu_
+  size_t history_bytes_ = 0;                            // Guarded by mu_
+  std::list<std::shared_ptr<Subscriber>> subscribers_;  // Guarded by mu_
+};
+
+// One live reader. Used by one thread at a time.
+class LogHub::Subscription {
+ public:
+  ~Subscription();
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+  // The lines that arrived since the last call (the history first), waiting up to `timeout` for
+  // at least one. Empty when none came in time.
+  std::vector<LogLine> Next(std::chrono::milliseconds timeout);
+
+ private:
+  friend class LogHub;
+  Subscription(LogHub* hub, std::shared_ptr<Subscriber> subscriber);
+
+  LogHub* hub_;  // not owned; outlives the subscription
+  std::shared_ptr<Subscriber> subscriber_;
+};
+
+}  // namespace swapd
