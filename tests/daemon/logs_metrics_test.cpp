@@ -2,6 +2,7 @@
 // per-model filter) and Metrics' text; then the real swapd with fake backends: GET /logs,
 // /logs/stream/{model}, /metrics checked by promtool, and GET /api/models.
 #include <httplib.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -217,6 +218,31 @@ TEST_CASE("GET /logs/stream/{model} delivers the model's lines live", "[integrat
   CHECK_THAT(received, Catch::Contains("[obs-b] llama_model_loader: - kv 1"));
   CHECK(received.find("[obs-a]") == std::string::npos);
   CHECK(received.find("[swapd]") == std::string::npos);
+}
+
+TEST_CASE("An open log stream ends when swapd shuts down", "[integration][obs]") {
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("obs-a", FreeLoopbackPort()));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  Latch opened;
+  auto stream = std::async(std::launch::async, [&] {
+    httplib::Client client(url);
+    client.set_read_timeout(60, 0);
+    return client.Get(
+        "/logs/stream?no-history",
+        [&](const httplib::Response&) {
+          opened.Raise();
+          return true;
+        },
+        [&](const char*, size_t) { return true; });
+  });
+  REQUIRE(opened.Wait(20s));
+  REQUIRE(swapd.value().process->Signal(SIGTERM));
+  auto exited = swapd.value().process->WaitForExit(20s);
+  INFO(swapd.value().process->Output());
+  REQUIRE(exited.has_value());
+  CHECK(exited->ExitedWith(0));
+  CHECK(stream.wait_for(20s) == std::future_status::ready);
 }
 
 TEST_CASE("GET /metrics passes promtool and counts a streamed request", "[integration][obs]") {
