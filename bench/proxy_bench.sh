@@ -3,11 +3,16 @@
 # (the reference reverse proxy: keepalive upstream, proxy_buffering off) and through swapd — with
 # wrk over loopback, small non-streamed requests, 1 and 64 connections. Prints a markdown table
 # of requests/s and p50/p99 latency with ratios to direct, and swapd's resident memory.
-#   bench/proxy_bench.sh [seconds per run, default 10]
+# The three targets are measured in interleaved rounds and each figure is the median over the
+# rounds, so that load from other processes on a small machine hits all three alike.
+#   bench/proxy_bench.sh [seconds per run, default 10] [rounds, default 3]
+# BASELINE_SWAPD=/path/to/other/swapd adds a fourth target, "swapd-before": that binary in front
+# of the same backend (for before/after figures measured under the same load).
 # Needs a build (scripts/build.sh); installs wrk and nginx from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
+rounds=${2:-3}
 scripts/install-deps.sh wrk nginx python3
 bin=$PWD/${BUILD_DIR:-build}/bin
 work=$(mktemp -d)
@@ -37,6 +42,18 @@ YAML
 swapd_pid=$!
 pids+=("$swapd_pid")
 body='{"model":"bench","prompt":"hello","max_tokens":1}'
+targets=("direct" "nginx" "swapd")
+if [ -n "${BASELINE_SWAPD:-}" ]; then
+  base_port=$(free_port)
+  # Its "backend" is a sleeper; the proxy URL is the backend the first swapd started.
+  cat >"$work/baseline.yaml" <<YAML
+models:
+  bench:
+    cmd: /bin/sleep 100000
+    proxy: http://127.0.0.1:$backend_port
+    concurrencyLimit: 1000
+YAML
+fi
 for _ in $(seq 100); do
   curl -fs "127.0.0.1:$swapd_port/health" >/dev/null 2>&1 && break
   sleep 0.1
@@ -44,6 +61,17 @@ done
 # The first request starts the backend.
 curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" -d "$body" >/dev/null
 idle_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
+if [ -n "${BASELINE_SWAPD:-}" ]; then
+  "$BASELINE_SWAPD" --config "$work/baseline.yaml" --listen "127.0.0.1:$base_port" \
+    --log-level warn >"$work/baseline.log" 2>&1 &
+  pids+=("$!")
+  for _ in $(seq 100); do
+    curl -fs "127.0.0.1:$base_port/health" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  curl -fs --max-time 60 "127.0.0.1:$base_port/v1/completions" -d "$body" >/dev/null
+  targets+=("swapd-before")
+fi
 
 cat >"$work/nginx.conf" <<NGINX
 worker_processes 1;
@@ -88,18 +116,36 @@ to_us() {  # wrk prints 123.45us, 1.23ms or 1.02s
   awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else print n*1000000 }'
 }
 
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
 echo "| connections | target | requests/s | ratio to direct | p50 | p99 | added p50 |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for c in 1 64; do
-  read -r d_rps d_p50 d_p99 < <(run direct "$backend_port" "$c")
-  read -r n_rps n_p50 n_p99 < <(run nginx "$nginx_port" "$c")
-  read -r s_rps s_p50 s_p99 < <(run swapd "$swapd_port" "$c")
-  for row in "direct $d_rps $d_p50 $d_p99" "nginx $n_rps $n_p50 $n_p99" "swapd $s_rps $s_p50 $s_p99"; do
-    read -r name rps p50 p99 <<<"$row"
-    awk -v c="$c" -v n="$name" -v r="$rps" -v dr="$d_rps" -v p50="$p50" -v p99="$p99" -v d50="$d_p50" \
+  : >"$work/results"
+  for _ in $(seq "$rounds"); do
+    for name in "${targets[@]}"; do
+      case $name in
+        direct) port=$backend_port ;;
+        nginx) port=$nginx_port ;;
+        swapd) port=$swapd_port ;;
+        swapd-before) port=$base_port ;;
+      esac
+      echo "$name $(run "$name" "$port" "$c")" >>"$work/results"
+    done
+  done
+  # field: 2 = requests/s, 3 = p50, 4 = p99
+  stat() { awk -v n="$1" -v f="$2" '$1 == n { print $f }' "$work/results" | median; }
+  d_rps=$(stat direct 2) d_p50=$(stat direct 3)
+  for name in "${targets[@]}"; do
+    awk -v c="$c" -v n="$name" -v r="$(stat "$name" 2)" -v dr="$d_rps" -v p50="$(stat "$name" 3)" \
+      -v p99="$(stat "$name" 4)" -v d50="$d_p50" \
       'BEGIN { printf "| %s | %s | %.0f | %.2fx | %.0f us | %.0f us | %+.0f us |\n", c, n, r, r/dr, p50, p99, p50-d50 }'
   done
 done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 busy_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
 echo
 echo "swapd resident memory: ${idle_rss} KiB idle (backend loaded), ${busy_rss} KiB after the runs"
