@@ -9,6 +9,7 @@ struct LogHub::Subscriber {
   std::string source;  // empty: every source
   std::vector<LogLine> pending;
   size_t dropped = 0;
+  size_t history_lines = 0;  // of `pending`: the history, not counted against the live bound
   std::condition_variable ready;
 };
 
@@ -34,7 +35,7 @@ void LogHub::Append(std::string_view source, std::string_view text) {
   std::lock_guard lock(mu_);
   for (const auto& s : subscribers_) {
     if (!s->source.empty() && s->source != line.source) continue;
-    if (s->pending.size() >= limits_.subscriber_queue_lines) {
+    if (s->pending.size() >= limits_.subscriber_queue_lines + s->history_lines) {
       ++s->dropped;
       continue;
     }
@@ -75,10 +76,11 @@ std::unique_ptr<LogHub::Subscription> LogHub::Subscribe(const std::string& sourc
   subscriber->source = source;
   std::lock_guard lock(mu_);
   if (with_history) {
-    // The history is bounded already: it may exceed the live queue's bound once.
+    // The history is bounded already: it does not count against the live queue's bound.
     for (const LogLine& line : history_) {
       if (source.empty() || line.source == source) subscriber->pending.push_back(line);
     }
+    subscriber->history_lines = subscriber->pending.size();
   }
   subscribers_.push_back(subscriber);
   return std::unique_ptr<Subscription>(new Subscription(this, std::move(subscriber)));
@@ -98,6 +100,7 @@ std::vector<LogLine> LogHub::Subscription::Next(std::chrono::milliseconds timeou
   s.ready.wait_for(lock, timeout, [&] { return !s.pending.empty() || s.dropped > 0; });
   std::vector<LogLine> out;
   out.swap(s.pending);
+  s.history_lines = 0;
   if (s.dropped > 0) {
     // The dropped lines came after the queued ones (the queue was full), so the marker goes last.
     out.push_back(LogLine{kSwapdSource, "... " + std::to_string(s.dropped) +

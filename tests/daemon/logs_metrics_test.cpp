@@ -91,6 +91,13 @@ TEST_CASE("A slow LogHub subscriber loses lines and is told how many", "[unit][o
   hub.Append("m", "11");
   CHECK(Joined(slow->Next(1s)) == "[m] 11\n");  // the queue is usable again
   CHECK(hub.History().size() == 11);            // the history is not affected
+
+  // A large history does not count against the live bound.
+  auto late = hub.Subscribe("m", true);
+  hub.Append("m", "12");
+  std::vector<LogLine> first = late->Next(1s);
+  REQUIRE(first.size() == 12);
+  CHECK(first.back().text == "12");
 }
 
 TEST_CASE("Metrics count model lives and requests by route", "[unit][obs]") {
