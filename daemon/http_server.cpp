@@ -143,21 +143,26 @@ void HttpServer::Stop() {
   if (server_) server_->stop();
 }
 
+std::optional<BackendInfo> HttpServer::WaitUntilNotReady(const std::string& model_id,
+                                                         std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    for (const auto& m : router_.Snapshot()) {
+      if (m.id == model_id && m.backend.state != BackendState::kReady) return m.backend;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 Status HttpServer::DescribeBackendFailure(const std::string& model_id, const std::string& what) {
   // A backend that crashed is usually noticed by its Backend a moment after the proxy sees the
   // connection break: give it a short while so the message can carry the exit status.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  std::optional<BackendInfo> info = WaitUntilNotReady(model_id, std::chrono::seconds(1));
   std::string state_text;
-  for (;;) {
-    for (const auto& m : router_.Snapshot()) {
-      if (m.id != model_id) continue;
-      if (m.backend.state != BackendState::kReady) {
-        state_text = std::string("backend ") + ToString(m.backend.state);
-        if (!m.backend.last_error.empty()) state_text += ": " + m.backend.last_error;
-      }
-    }
-    if (!state_text.empty() || std::chrono::steady_clock::now() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (info) {
+    state_text = std::string("backend ") + ToString(info->state);
+    if (!info->last_error.empty()) state_text += ": " + info->last_error;
   }
   std::string message = "model \"" + model_id + "\": " + what;
   if (!state_text.empty()) {
@@ -174,18 +179,28 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
   auto deadline = std::chrono::steady_clock::now() + settings_.acquire_timeout;
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
-  Result<Lease> lease = router_.Acquire(model.id, deadline);
-  if (!lease.ok()) {
-    SetErrorResponse(res, lease.status());
-    if (metrics_) metrics_->CountRequest(model.id, route, res.status);
-    return;
+  for (int attempt = 0;; ++attempt) {
+    Result<Lease> lease = router_.Acquire(model.id, deadline);
+    if (!lease.ok()) {
+      SetErrorResponse(res, lease.status());
+      break;
+    }
+    const bool may_retry = attempt == 0;
+    ProxyRequest request;
+    request.method = req.method;
+    request.target = may_retry ? target : std::move(target);
+    request.headers = req.headers;
+    request.body = may_retry ? body : std::move(body);
+    if (proxy_->Forward(std::move(lease).value(), std::move(request), res, may_retry) ==
+        UpstreamProxy::Delivery::kDone) {
+      break;
+    }
+    // The backend refused the connection, nothing was sent: its process has most likely just
+    // died. Once the Router has noticed (milliseconds), Acquire starts it again.
+    spdlog::warn("model {}: the backend refused the connection; starting it again to retry",
+                 model.id);
+    WaitUntilNotReady(model.id, std::chrono::seconds(1));
   }
-  ProxyRequest request;
-  request.method = req.method;
-  request.target = std::move(target);
-  request.headers = req.headers;
-  request.body = std::move(body);
-  proxy_->Forward(std::move(lease).value(), std::move(request), res);
   if (metrics_) metrics_->CountRequest(model.id, route, res.status);  // status is known by now
 }
 

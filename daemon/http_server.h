@@ -8,8 +8,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "backends/router.h"
@@ -74,6 +76,9 @@ class HttpServer {
   void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                 std::string body, httplib::Response& res);
   Status DescribeBackendFailure(const std::string& model_id, const std::string& what);
+  // Polls until the model's backend is no longer ready (its info then), or nullopt at `timeout`.
+  std::optional<BackendInfo> WaitUntilNotReady(const std::string& model_id,
+                                               std::chrono::milliseconds timeout);
 
   Router& router_;
   Metrics* metrics_;  // may be null; not owned

@@ -1,5 +1,7 @@
 #include "daemon/upstream_client_pool.h"
 
+#include <poll.h>
+
 #include <iterator>
 
 namespace swapd {
@@ -28,6 +30,19 @@ void UpstreamClientPool::ExpireLocked(std::vector<IdleClient>& idle, Clock::time
   idle.erase(idle.begin(), idle.begin() + expired);
 }
 
+namespace {
+
+// An idle keep-alive connection has nothing to read; if it has (EOF, a reset, stray bytes), the
+// backend closed it or died, and a request sent on it would fail after the fact.
+bool StillOpen(const httplib::Client& client) {
+  const int fd = client.socket();
+  if (fd < 0) return true;  // not connected yet: send() connects
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  return poll(&p, 1, 0) == 0;
+}
+
+}  // namespace
+
 std::unique_ptr<httplib::Client> UpstreamClientPool::Take(const std::string& origin) {
   std::vector<IdleClient> dropped;
   {
@@ -35,10 +50,11 @@ std::unique_ptr<httplib::Client> UpstreamClientPool::Take(const std::string& ori
     auto it = idle_.find(origin);
     if (it != idle_.end()) {
       ExpireLocked(it->second, Clock::now(), dropped);
-      if (!it->second.empty()) {
+      while (!it->second.empty()) {
         auto client = std::move(it->second.back().client);
         it->second.pop_back();
-        return client;
+        if (StillOpen(*client)) return client;
+        dropped.push_back(IdleClient{std::move(client), {}});  // the backend closed it (or died)
       }
     }
   }

@@ -32,6 +32,8 @@ struct UpstreamProxy::Exchange {
   bool upstream_done = false;
   Status upstream_error;
   bool client_gone = false;
+  bool may_retry = false;  // a refused connection is reported, not answered (see Forward)
+  bool refused = false;
   // Set while the writer waits inside its content provider: the upstream thread then writes each
   // chunk to the client itself (no hand-off per chunk; a slow client slows the backend).
   httplib::DataSink* sink = nullptr;
@@ -102,7 +104,10 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
   if (ok) clients_.GiveBack(url.origin, std::move(client));
   std::unique_lock lock(ex->mu);
   ex->record.usage = ex->scanner.Finish();
-  if (!ok && !ex->client_gone) {
+  if (!ok && ex->may_retry && !ex->headers_ready && error == httplib::Error::Connection) {
+    ex->refused = true;
+    ex->on_record = nullptr;  // the retry is the request that counts
+  } else if (!ok && !ex->client_gone) {
     std::string what = ex->headers_ready
                            ? "the backend's response broke off: " + httplib::to_string(error)
                            : "could not reach the backend: " + httplib::to_string(error);
@@ -120,15 +125,16 @@ bool UpstreamProxy::RunsInline(const ProxyRequest& request) {
   return request.method == "POST" && IsJsonRoute(request.target) && !AsksForStream(request.body);
 }
 
-void UpstreamProxy::Forward(Lease lease, ProxyRequest request, httplib::Response& res) {
+UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request,
+                                               httplib::Response& res, bool may_retry) {
   if (RunsInline(request)) {
-    ForwardInline(std::move(lease), std::move(request), res);
-  } else {
-    ForwardThreaded(std::move(lease), std::move(request), res);
+    return ForwardInline(std::move(lease), std::move(request), res, may_retry);
   }
+  return ForwardThreaded(std::move(lease), std::move(request), res, may_retry);
 }
 
-void UpstreamProxy::ForwardInline(Lease lease, ProxyRequest request, httplib::Response& res) {
+UpstreamProxy::Delivery UpstreamProxy::ForwardInline(Lease lease, ProxyRequest request,
+                                                     httplib::Response& res, bool may_retry) {
   const Clock::time_point start = Clock::now();
   ProxyRecord record;
   record.model_id = lease.model_id();
@@ -168,6 +174,9 @@ void UpstreamProxy::ForwardInline(Lease lease, ProxyRequest request, httplib::Re
   httplib::Error error = httplib::Error::Success;
   const bool ok = client->send(req, upstream, error);
   if (ok) clients_.GiveBack(url.origin, std::move(client));
+  if (!ok && may_retry && !headers_seen && error == httplib::Error::Connection) {
+    return Delivery::kRefused;  // `lease` goes out of scope: the request ends unanswered
+  }
   record.bytes = body.size();
   record.usage = scanner.Finish();
 
@@ -208,24 +217,31 @@ void UpstreamProxy::ForwardInline(Lease lease, ProxyRequest request, httplib::Re
   record.status = res.status;
   record.duration = Clock::now() - start;
   if (on_record_) on_record_(record);
+  return Delivery::kDone;
 }
 
-void UpstreamProxy::ForwardThreaded(Lease lease, ProxyRequest request, httplib::Response& res) {
+UpstreamProxy::Delivery UpstreamProxy::ForwardThreaded(Lease lease, ProxyRequest request,
+                                                       httplib::Response& res, bool may_retry) {
   auto ex = std::make_shared<Exchange>();
   ex->record.model_id = lease.model_id();
   ex->lease = std::move(lease);
   ex->on_record = on_record_;
+  ex->may_retry = may_retry;
   workers_.enqueue(
       [this, ex, request = std::move(request)]() mutable { RunUpstream(ex, std::move(request)); });
 
   std::unique_lock lock(ex->mu);
   ex->cv.wait(lock, [&] { return ex->headers_ready || ex->upstream_done; });
   if (!ex->headers_ready) {
+    if (ex->refused) {
+      ex->lease.Release();  // the upstream thread is done with the exchange
+      return Delivery::kRefused;
+    }
     SetErrorResponse(res, ex->upstream_error.ok() ? Status::Error(ErrorCode::kBackendFailed,
                                                                   "the backend did not answer")
                                                   : ex->upstream_error);
     ex->record.status = res.status;
-    return;
+    return Delivery::kDone;
   }
 
   res.status = ex->status;
@@ -242,7 +258,7 @@ void UpstreamProxy::ForwardThreaded(Lease lease, ProxyRequest request, httplib::
       res.headers.clear();
       SetErrorResponse(res, ex->upstream_error);
       ex->record.status = res.status;
-      return;
+      return Delivery::kDone;
     }
     std::string body;
     body.reserve(ex->queued_bytes);
@@ -250,7 +266,7 @@ void UpstreamProxy::ForwardThreaded(Lease lease, ProxyRequest request, httplib::
     ex->chunks.clear();
     ex->queued_bytes = 0;
     res.set_content(std::move(body), content_type);
-    return;
+    return Delivery::kDone;
   }
 
   res.set_header("X-Accel-Buffering", "no");
@@ -295,6 +311,7 @@ void UpstreamProxy::ForwardThreaded(Lease lease, ProxyRequest request, httplib::
         }
         ex->cv.notify_all();
       });
+  return Delivery::kDone;
 }
 
 }  // namespace swapd

@@ -58,10 +58,18 @@ class UpstreamProxy {
   // A non-streamed answer larger than this (on the buffered path) is refused with a 502.
   static constexpr size_t kMaxInlineBody = 64u << 20;
 
+  enum class Delivery {
+    kDone,     // `res` holds the answer or the error
+    kRefused,  // the backend refused the connection: nothing was sent, `res` is untouched
+  };
+
   // Returns once `res` has its status and headers (or an error). On the buffered path `res` then
   // holds the whole body and `lease` is released; on the streaming path the body is produced by
   // `res`'s content provider, which holds `lease` until the body is complete or the client left.
-  void Forward(Lease lease, ProxyRequest request, httplib::Response& res);
+  // With `may_retry`, a refused connection returns kRefused (lease released, nothing recorded)
+  // so that the caller can start the backend again and retry; otherwise it is a 502.
+  Delivery Forward(Lease lease, ProxyRequest request, httplib::Response& res,
+                   bool may_retry = false);
 
   // True when `request` takes the buffered path: its target is a JSON route and its body does
   // not ask for "stream": true. Exposed for tests.
@@ -69,8 +77,9 @@ class UpstreamProxy {
 
  private:
   struct Exchange;
-  void ForwardInline(Lease lease, ProxyRequest request, httplib::Response& res);
-  void ForwardThreaded(Lease lease, ProxyRequest request, httplib::Response& res);
+  Delivery ForwardInline(Lease lease, ProxyRequest request, httplib::Response& res, bool may_retry);
+  Delivery ForwardThreaded(Lease lease, ProxyRequest request, httplib::Response& res,
+                           bool may_retry);
   void RunUpstream(const std::shared_ptr<Exchange>& exchange, ProxyRequest request);
 
   FailureDescriber describe_failure_;

@@ -392,6 +392,33 @@ TEST_CASE("a backend crash mid-stream ends the stream with an error event",
   CHECK_THAT(ErrorMessage(ok2.body), Catch::Contains("cr-m"));
 }
 
+TEST_CASE("a request right after the backend died starts it again instead of failing",
+          "[integration][front]") {
+  int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("rd-m", port));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  for (bool stream : {false, true}) {
+    REQUIRE(HttpPost(url, "/v1/chat/completions", ChatBody("rd-m", false)).status == 200);
+    std::vector<int> pids = PidsWithArg("--model rd-m ");
+    REQUIRE(pids.size() == 1);
+    REQUIRE(::kill(pids[0], SIGKILL) == 0);
+    // Once the dead process's sockets are closed, and (usually) before swapd has noticed the
+    // exit: the connection is refused and the model is started again.
+    const std::string backend = "http://127.0.0.1:" + std::to_string(port);
+    auto until = std::chrono::steady_clock::now() + 30s;
+    while (HttpGet(backend, "/health", 1s).status > 0 && std::chrono::steady_clock::now() < until) {
+    }
+    StreamedReply r = StreamPost(url, "/v1/chat/completions", ChatBody("rd-m", stream));
+    CHECK(r.status == 200);
+    CHECK_THAT(r.body, !Catch::Contains("\"error\""));
+    std::vector<int> now = PidsWithArg("--model rd-m ");
+    CHECK(now.size() == 1);
+    CHECK(now != pids);
+  }
+}
+
 TEST_CASE("a backend that fails to start gives 502 with exit status and log tail",
           "[integration][front]") {
   int port = FreeLoopbackPort();
