@@ -7,7 +7,6 @@ packages=(
   build-essential cmake pkg-config ccache clang-format
   libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libboost1.81-dev
   catch2 libsystemd-dev curl
-  prometheus  # promtool: the /metrics test runs `promtool check metrics`
 )
 # Extra tools the test suite or the benchmarks use: pass them as arguments.
 packages+=("$@")

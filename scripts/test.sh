@@ -2,7 +2,8 @@
 # Quick start, command 2: installs what is missing, builds, and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+# prometheus brings promtool: a test checks /metrics with `promtool check metrics`.
+scripts/install-deps.sh prometheus
 scripts/build.sh
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"
