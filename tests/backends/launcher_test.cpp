@@ -65,19 +65,26 @@ TEST_CASE("Launcher: the child inherits only stdin (/dev/null), stdout and stder
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
   ::close(listener);
-  // Once sleep runs (exec done), look at its descriptors from here.
+  // Look at sleep's descriptors from here once exec is complete. /proc/PID/exe names sleep a
+  // moment before the kernel closes the close-on-exec descriptors (exec switches the memory map
+  // first), so wait until both hold: a descriptor that leaked would stay, and the wait fail.
   const std::string fd_dir = "/proc/" + std::to_string(child->pid()) + "/fd";
-  REQUIRE(backend_testing::WaitFor([&] {
-    std::error_code ec;
-    return std::filesystem::read_symlink("/proc/" + std::to_string(child->pid()) + "/exe", ec)
-               .filename() == "sleep";
-  }));
   std::map<int, std::string> fds;
-  for (const auto& entry : std::filesystem::directory_iterator(fd_dir)) {
+  const bool settled = backend_testing::WaitFor([&] {
     std::error_code ec;
-    fds[std::stoi(entry.path().filename().string())] =
-        std::filesystem::read_symlink(entry.path(), ec).string();
-  }
+    if (std::filesystem::read_symlink("/proc/" + std::to_string(child->pid()) + "/exe", ec)
+            .filename() != "sleep") {
+      return false;
+    }
+    fds.clear();
+    for (const auto& entry : std::filesystem::directory_iterator(fd_dir, ec)) {
+      fds[std::stoi(entry.path().filename().string())] =
+          std::filesystem::read_symlink(entry.path(), ec).string();
+    }
+    return fds.size() == 3;
+  });
+  INFO("descriptors of the child: " << fds.size());
+  CHECK(settled);
   CHECK(StatusMaskEmpty(child->pid(), "SigBlk"));
   CHECK(StatusMaskEmpty(child->pid(), "SigIgn"));
   CHECK(child->SignalGroup(SIGKILL));
