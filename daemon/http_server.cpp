@@ -1,11 +1,7 @@
 #include "daemon/http_server.h"
 
-#include <dirent.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -16,6 +12,7 @@
 #include "daemon/auth.h"
 #include "daemon/filters.h"
 #include "daemon/http_error.h"
+#include "daemon/listen_backlog.h"
 #include "daemon/metrics.h"
 #include "daemon/model_id.h"
 #include "daemon/thread_pool.h"
@@ -23,32 +20,6 @@
 
 namespace swapd {
 namespace {
-
-// cpp-httplib 0.11 listens with a backlog of 5: a burst of clients (wrk's 64 connections, an
-// agent's parallel sub-requests) sees dropped SYNs and one-second retransmits. Linux lets
-// listen() be called again on a listening socket to change its backlog; cpp-httplib does not
-// expose its socket, so it is found by its port among this process's listening sockets.
-void RaiseListenBacklog(int port) {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  while (dirent* entry = ::readdir(dir)) {
-    const int fd = std::atoi(entry->d_name);
-    if (fd <= STDERR_FILENO || fd == ::dirfd(dir)) continue;
-    int listening = 0;
-    socklen_t len = sizeof(listening);
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
-    sockaddr_storage addr = {};
-    socklen_t addr_len = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
-    int bound = -1;
-    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    if (addr.ss_family == AF_INET6) {
-      bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
-    }
-    if (bound == port) ::listen(fd, SOMAXCONN);
-  }
-  ::closedir(dir);
-}
 
 // The POST routes whose JSON body names the model (llama-swap's list).
 constexpr const char* kJsonRoutes[] = {

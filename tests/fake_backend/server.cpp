@@ -2,9 +2,6 @@
 // routes (completions, streaming, embeddings, transcriptions) are in model_routes.cpp.
 #include "tests/fake_backend/server.h"
 
-#include <dirent.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +11,7 @@
 #include <ctime>
 #include <thread>
 
+#include "daemon/listen_backlog.h"
 #include "tests/fake_backend/http_util.h"
 #include "tests/fake_backend/log.h"
 
@@ -51,30 +49,6 @@ json EnvironmentJson() {
 }
 
 const std::time_t kStartTime = std::time(nullptr);
-
-// cpp-httplib 0.11 listens with a backlog of 5, so a burst of ~100 concurrent clients would see
-// dropped SYNs and one-second retransmits. Linux lets listen() be called again on a listening
-// socket to change its backlog; cpp-httplib does not expose the socket, so find it by its port.
-void RaiseListenBacklog(int port) {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  while (dirent* entry = ::readdir(dir)) {
-    const int fd = std::atoi(entry->d_name);
-    if (fd <= STDERR_FILENO || fd == ::dirfd(dir)) continue;
-    int listening = 0;
-    socklen_t len = sizeof(listening);
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
-    sockaddr_storage addr = {};
-    socklen_t addr_len = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
-    int bound = -1;
-    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    if (addr.ss_family == AF_INET6)
-      bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
-    if (bound == port) ::listen(fd, SOMAXCONN);
-  }
-  ::closedir(dir);
-}
 
 }  // namespace
 
@@ -118,7 +92,7 @@ int FakeServer::Bind() {
   } else if (server_.bind_to_port(options_.host, options_.port)) {
     port = options_.port;
   }
-  if (port > 0) RaiseListenBacklog(port);
+  if (port > 0) swapd::RaiseListenBacklog(port);
   return port;
 }
 
