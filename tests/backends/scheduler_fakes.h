@@ -1,7 +1,9 @@
-// Test helpers for the Scheduler: a fake Effects that records every effect in order, and a small
-// builder of Config structs (models with groups, limits and TTLs). Single-threaded, tests only.
+// Test helpers for the Scheduler: a fake Effects that records every effect in order, a small
+// builder of Config structs (models with groups, limits and TTLs), and a harness around both.
+// Single-threaded, tests only.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
 #include <string>
@@ -66,5 +68,20 @@ class ConfigBuilder {
 };
 
 using Log = std::vector<std::string>;
+
+// A Scheduler driven by hand: the fake effects, a fixed clock, and Serve to bring a model up.
+struct ServingHarness {
+  explicit ServingHarness(const Config& config) : scheduler(config, &effects) {}
+  // Brings `model` to ready with request `id` in flight; nothing must need stopping.
+  void Serve(RequestId id, const std::string& model) {
+    scheduler.RequestArrived(id, model);
+    REQUIRE(effects.Take() == Log{"start " + model});
+    scheduler.StartFinished(model, Status::Ok(), now);
+    REQUIRE(effects.Take() == Log{"admit " + std::to_string(id)});
+  }
+  FakeEffects effects;
+  Scheduler scheduler;
+  SchedulerTime now{};
+};
 
 }  // namespace swapd::testing

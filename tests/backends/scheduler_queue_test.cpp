@@ -19,19 +19,7 @@ Config ThreeModels(int limit = 10) {
   return ConfigBuilder().Model("a", "", limit).Model("b", "", limit).Model("c", "", limit).Build();
 }
 
-struct Harness {
-  explicit Harness(const Config& config) : scheduler(config, &effects) {}
-  // Brings `model` to ready with request `id` in flight (nothing else running).
-  void Serve(RequestId id, const std::string& model) {
-    scheduler.RequestArrived(id, model);
-    REQUIRE(effects.Take() == Log{"start " + model});
-    scheduler.StartFinished(model, kOk, now);
-    REQUIRE(effects.Take() == Log{"admit " + std::to_string(id)});
-  }
-  FakeEffects effects;
-  Scheduler scheduler;
-  SchedulerTime now{};
-};
+using Harness = testing::ServingHarness;
 
 TEST_CASE("a swap waits for requests in flight, then stops before it starts", "[unit][scheduler]") {
   Harness h(ThreeModels());

@@ -24,19 +24,7 @@ Config Duo() {
       .Build();
 }
 
-struct Harness {
-  explicit Harness(const Config& config) : scheduler(config, &effects) {}
-  // Brings `model` to ready with request `id` in flight; nothing must need stopping.
-  void Serve(RequestId id, const std::string& model) {
-    scheduler.RequestArrived(id, model);
-    REQUIRE(effects.Take() == Log{"start " + model});
-    scheduler.StartFinished(model, kOk, now);
-    REQUIRE(effects.Take() == Log{"admit " + std::to_string(id)});
-  }
-  FakeEffects effects;
-  Scheduler scheduler;
-  SchedulerTime now{};
-};
+using Harness = testing::ServingHarness;
 
 TEST_CASE("reload: an unchanged model keeps running and serving", "[unit][scheduler][reload]") {
   Harness h(Duo());
