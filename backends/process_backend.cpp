@@ -73,6 +73,12 @@ ProcessBackend::ProcessBackend(ModelConfig model, const Config& config,
       launcher_(options.launcher != nullptr ? options.launcher : &DefaultLauncher()),
       probe_factory_(options.probe_factory ? options.probe_factory : DefaultProbeFactory()),
       sink_(std::make_shared<OutputSink>(model_.id, options.log_ring_bytes)),
+      slots_(model_.slot_dir.empty()
+                 ? nullptr
+                 : std::make_unique<SlotCache>(
+                       model_, options.slot_store ? options.slot_store
+                                                  : std::make_shared<SlotStore>(
+                                                        SlotStore::Settings::From(config)))),
       since_(Clock::now()) {
   sink_->to_log = config.log_to_stdout == "upstream" || config.log_to_stdout == "both";
   sink_->on_line = std::move(options.on_output_line);
@@ -128,6 +134,12 @@ Status ProcessBackend::Start() {
     if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
   }
 
+  if (slots_) {
+    lock.unlock();
+    slots_->Prepare();
+    lock.lock();
+    if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
+  }
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
@@ -154,6 +166,7 @@ Status ProcessBackend::Start() {
       });
 
   if (model_.check_endpoint.empty()) {  // checkEndpoint: none
+    if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
     Transition(BackendState::kReady);
     FinishStart(Status::Ok());
     return Status::Ok();
@@ -178,6 +191,7 @@ Status ProcessBackend::WaitReady(std::unique_lock<std::mutex>& lock, uint64_t ge
     if (cancelled()) return JoinStart(lock, gen);
     if (result.ready) {
       spdlog::debug("model {}: ready after {} ms", model_.id, Millis(checked - started));
+      if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
       Transition(BackendState::kReady);
       FinishStart(Status::Ok());
       return Status::Ok();
@@ -203,6 +217,7 @@ Status ProcessBackend::WaitReady(std::unique_lock<std::mutex>& lock, uint64_t ge
 
 void ProcessBackend::Stop() {
   std::unique_lock<std::mutex> lock(mu_);
+  const bool was_ready = state_ == BackendState::kReady;
   switch (state_) {
     case BackendState::kStopped:
       return;
@@ -222,9 +237,24 @@ void ProcessBackend::Stop() {
       [[fallthrough]];
     case BackendState::kReady:
       Transition(BackendState::kStopping);
+      if (slots_ && was_ready && proc_ && !proc_->exited) {
+        // A planned stop of a ready process: its prompt cache is worth keeping. The state stays
+        // kStopping meanwhile, so no start and no other stop comes in between.
+        lock.unlock();
+        slots_->Save();
+        lock.lock();
+      }
       RunStop(lock, /*graceful=*/true);
       return;
   }
+}
+
+bool ProcessBackend::RestoreSlots(std::unique_lock<std::mutex>& lock, uint64_t gen) {
+  if (!slots_) return true;
+  lock.unlock();
+  slots_->Restore();
+  lock.lock();
+  return start_gen_ == gen && state_ == BackendState::kStarting;
 }
 
 void ProcessBackend::RunStop(std::unique_lock<std::mutex>& lock, bool graceful) {

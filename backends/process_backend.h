@@ -11,7 +11,9 @@
 // process group is SIGKILLed, and the exit callback gets the exit status and the log tail.
 // Thread safe: every method may be called from any thread. Per running process there is one
 // monitor thread (output, exit detection, reaping); a start's readiness checks run on the thread
-// that called Start() first, and a stop runs on the thread that called Stop(). The exit callback
+// that called Start() first, and a stop runs on the thread that called Stop(). A model whose cmd
+// uses ${SLOT_DIR} saves its llama-server slots before a planned stop of a ready process and
+// restores them once ready again, before Start() returns (backends/slot_cache.h). The exit callback
 // runs on the monitor thread; it must not block and must not destroy the backend. Do not destroy
 // a ProcessBackend while another thread is inside one of its methods.
 #pragma once
@@ -30,6 +32,7 @@
 #include "backends/launcher.h"
 #include "backends/log_ring.h"
 #include "backends/readiness_probe.h"
+#include "backends/slot_cache.h"
 
 namespace swapd {
 
@@ -40,6 +43,9 @@ struct ProcessBackendOptions {
   // Called with every output line of every backend (e.g. to feed /logs/stream), on the backend's
   // monitor thread; must be quick and must not block.
   std::function<void(const std::string& model_id, std::string_view line)> on_output_line;
+  // The slot cache's files, shared by all models (backends/slot_store.h). Null: each backend of
+  // a model whose cmd uses ${SLOT_DIR} makes its own from the config.
+  std::shared_ptr<SlotStore> slot_store;
 };
 
 class ProcessBackend : public Backend {
@@ -72,12 +78,17 @@ class ProcessBackend : public Backend {
   // reaps it, and reports an unexpected exit.
   void OnExit(const std::shared_ptr<Running>& run);
   std::string TailForMessage() const;
+  // Requires mu_ (released while it works) and state kStarting. Restores the slot cache; returns
+  // false when the start was cancelled meanwhile.
+  bool RestoreSlots(std::unique_lock<std::mutex>& lock, uint64_t gen);
 
   const ModelConfig model_;
   const std::chrono::seconds health_check_timeout_;
   Launcher* const launcher_;
   const ProbeFactory probe_factory_;
   const std::shared_ptr<OutputSink> sink_;  // shared with monitor threads
+  // Null unless cmd uses ${SLOT_DIR}. Used without mu_ by the thread that starts or stops.
+  const std::unique_ptr<SlotCache> slots_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

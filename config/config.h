@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -48,6 +49,11 @@ struct ModelConfig {
   std::vector<std::pair<std::string, std::string>> env;
   std::string proxy;  // base URL, e.g. "http://localhost:5800" (no trailing '/')
   int port = 0;       // the port allocated for ${PORT}; 0 if cmd does not use it
+  // The slot cache (backends/slot_cache.h): the directory ${SLOT_DIR} expanded to, empty when
+  // cmd does not use it (no slot cache); and a hash of what makes a saved cache valid (cmd before
+  // ${PORT} and ${SLOT_DIR} expansion, and env), 16 hex digits.
+  std::string slot_dir;
+  std::string slot_key;
   std::string check_endpoint = "/health";   // empty means `none`: ready as soon as spawned
   std::chrono::seconds ttl{0};              // resolved (-1 became globalTTL); 0 = never unload
   std::chrono::seconds unload_timeout{10};  // grace between SIGTERM/cmdStop and SIGKILL
@@ -81,6 +87,12 @@ struct Config {
   std::vector<std::string> preload;  // model ids (aliases already resolved)
   bool send_loading_state = false;
   bool include_aliases_in_list = false;
+  // The slot cache: where each model's ${SLOT_DIR} lives (absolute; resolved against the config
+  // file's directory, defaulted from the environment), the bound on all saved files together, and
+  // the time a save (or a restore) may take before the stop (or the start) goes on without it.
+  std::string slot_cache_dir;
+  uint64_t slot_cache_max_bytes = uint64_t{16} << 30;
+  std::chrono::seconds slot_cache_timeout{30};
 
   std::map<std::string, ModelConfig> models;  // by id, sorted
   std::map<std::string, GroupConfig> groups;  // by name; has kDefaultGroup iff a model is ungrouped

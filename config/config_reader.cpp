@@ -5,6 +5,7 @@
 
 #include "config/field_reader.h"
 #include "config/schema_keys.h"
+#include "config/slot_cache_settings.h"
 
 namespace swapd {
 namespace {
@@ -57,6 +58,7 @@ class ConfigReader {
  private:
   void ReadSetting(const YamlEntry& e, Config& c) {
     const std::string& key = e.key->value;
+    if (ReadSlotCacheSetting(e, fields_, c)) return;
     if (key == "healthCheckTimeout") {
       if (auto v = fields_.Int(e, "")) {
         if (*v < 15) {

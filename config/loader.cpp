@@ -13,6 +13,7 @@
 #include "config/env_macros.h"
 #include "config/merge.h"
 #include "config/model_builder.h"
+#include "config/slot_cache_settings.h"
 #include "config/validate.h"
 #include "config/yaml_document.h"
 
@@ -56,6 +57,9 @@ LoadResult Build(const std::vector<SourceFile>& files, const LoadOptions& option
 
   YamlNodePtr merged = MergeTrees(roots, sink);
   RawConfig raw = ReadConfigTree(*merged, options.strict, sink);
+  if (raw.globals.slot_cache_dir.empty()) {
+    raw.globals.slot_cache_dir = DefaultSlotCacheDir(options.getenv);
+  }
 
   Config config = raw.globals;
   std::map<std::string, const RawModel*> sorted;  // ${PORT} goes in sorted id order

@@ -13,7 +13,8 @@ bool IsMacroNameChar(char c) {
 }
 
 bool IsReserved(std::string_view name) {
-  return name == "PORT" || name == "MODEL_ID" || name == "PID" || name == "env";
+  return name == "PORT" || name == "MODEL_ID" || name == "PID" || name == "env" ||
+         name == "SLOT_DIR";
 }
 
 void CollectRefs(const nlohmann::json& value, std::vector<std::string>& out) {
@@ -56,8 +57,8 @@ std::vector<Macro> ReadMacros(const YamlNode& map, const std::string& context,
     }
     if (IsReserved(name)) {
       sink.Error(e.key->pos, label +
-                                 ": the name is reserved (PORT, MODEL_ID, PID and env are "
-                                 "set by swapd)");
+                                 ": the name is reserved (PORT, MODEL_ID, PID, SLOT_DIR and "
+                                 "env are set by swapd)");
       continue;
     }
     if (e.value->is_map() || e.value->is_sequence()) {

@@ -24,7 +24,7 @@ struct Macro {
 };
 
 // Reads a `macros:` map, reporting bad names (llama-swap's ^[a-zA-Z0-9_-]+$, under 64 chars, not
-// reserved: PORT, MODEL_ID, PID, env), values that are not scalars, and self-references.
+// reserved: PORT, MODEL_ID, PID, SLOT_DIR, env), values that are not scalars, and self-references.
 // `context` prefixes messages (e.g. `model "x": `). Invalid macros are left out.
 std::vector<Macro> ReadMacros(const YamlNode& map, const std::string& context,
                               DiagnosticSink& sink);

@@ -5,6 +5,7 @@
 
 #include "config/argv_split.h"
 #include "config/macros.h"
+#include "config/slot_cache_settings.h"
 #include "config/yaml_scalar.h"
 
 namespace swapd {
@@ -59,6 +60,18 @@ class ModelBuilder {
     for (Field* f : fields) f->text = ExpandMacros(std::move(f->text), macros_);
     nlohmann::json set_params = Json(raw_.set_params);
     nlohmann::json metadata = Json(raw_.metadata);
+
+    // What a saved slot cache depends on, before swapd's own macros fill in a port or a path.
+    std::vector<std::string> key_parts = {cmd.text};
+    for (const auto& e : env) key_parts.push_back(e.text);
+    m.slot_key = StableHash(key_parts);
+    // ${SLOT_DIR}, like ${PORT}, exists only for models whose cmd uses it.
+    if (cmd.text.find("${SLOT_DIR}") != std::string::npos) {
+      m.slot_dir = SlotDirFor(config_.globals.slot_cache_dir, m.id);
+      for (Field* f : fields) ReplaceAll(f->text, "${SLOT_DIR}", m.slot_dir);
+      set_params = ExpandMacro(std::move(set_params), "SLOT_DIR", m.slot_dir);
+      metadata = ExpandMacro(std::move(metadata), "SLOT_DIR", m.slot_dir);
+    }
 
     // ${PORT} exists only for models whose cmd uses it (llama-swap's rule).
     bool cmd_has_port = cmd.text.find("${PORT}") != std::string::npos;
@@ -169,6 +182,10 @@ class ModelBuilder {
             "cmd does not use ${PORT}, so the default proxy (http://localhost:${PORT}) "
             "has no port: set proxy, or use ${PORT} in cmd";
       }
+    } else if (ref == "SLOT_DIR") {
+      message = f.name +
+                " uses ${SLOT_DIR} but cmd does not: the slot cache directory exists only for "
+                "models whose cmd uses it (e.g. --slot-save-path ${SLOT_DIR})";
     } else if (declared != macros_.end()) {
       message = slug + " in " + f.name + via + " is not expanded: macro \"" + ref +
                 "\" is declared after the macro that uses it (a macro may only use macros "

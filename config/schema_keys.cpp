@@ -10,7 +10,7 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 14> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 17> kTopSupported = {"healthCheckTimeout",
                                              "logLevel",
                                              "logToStdout",
                                              "startPort",
@@ -23,7 +23,10 @@ constexpr std::array<K, 14> kTopSupported = {"healthCheckTimeout",
                                              "groups",
                                              "routing",
                                              "sendLoadingState",
-                                             "includeAliasesInList"};
+                                             "includeAliasesInList",
+                                             "slotCacheDir",
+                                             "slotCacheMaxBytes",
+                                             "slotCacheTimeout"};
 constexpr std::array<K, 13> kTopUnsupported = {
     "logRequests",   "logTimeFormat", "metricsMaxInMemory",
     "captureBuffer", "store",         "ui",

@@ -65,16 +65,20 @@ int App::Run() {
   auto config = std::make_shared<const Config>(std::move(*loaded.config));
   if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(config->log_level));
 
+  Metrics metrics;  // before the Router: its events reach the metrics until it is destroyed
+  auto slot_store = std::make_shared<SlotStore>(SlotStore::Settings::From(*config));
+  slot_store->SetObserver([&metrics](const SlotEvent& event) { metrics.RecordSlotEvent(event); });
   ProcessBackendOptions backend_options;
   backend_options.on_output_line = [log_hub](const std::string& model_id, std::string_view line) {
     log_hub->Append(model_id, line);
   };
-  Metrics metrics;  // before the Router: its events reach the metrics until it is destroyed
+  backend_options.slot_store = slot_store;
   Router router(config, MakeProcessBackendFactory(std::move(backend_options)));
   router.SetEvents(metrics.RouterHooks());
   HttpServer server(config, router, &metrics);
   server.SetLogHub(log_hub);
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
+    slot_store->Configure(SlotStore::Settings::From(*next));
     ConfigDiff diff = router.Reconfigure(next);
     if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(next->log_level));
     server.SetConfig(std::move(next));

@@ -53,7 +53,10 @@ void DescribeGlobals(const Config& c, std::ostream& o) {
     << (c.api_keys.empty() ? "none (no authentication)" : Plural(c.api_keys.size(), "key")) << "\n"
     << "  preload: " << JoinOr(c.preload, "none") << "\n"
     << "  sendLoadingState: " << YesNo(c.send_loading_state) << "\n"
-    << "  includeAliasesInList: " << YesNo(c.include_aliases_in_list) << "\n";
+    << "  includeAliasesInList: " << YesNo(c.include_aliases_in_list) << "\n"
+    << "  slotCacheDir: " << c.slot_cache_dir << "\n"
+    << "  slotCacheMaxBytes: " << c.slot_cache_max_bytes << "\n"
+    << "  slotCacheTimeout: " << Seconds(c.slot_cache_timeout) << "\n";
 }
 
 void DescribeGroup(const GroupConfig& g, std::ostream& o) {
@@ -105,6 +108,10 @@ void DescribeModel(const ModelConfig& m, std::ostream& o) {
   o << "  proxy: " << m.proxy << "\n"
     << "  port: "
     << (m.port == 0 ? std::string("none (cmd does not use ${PORT})") : std::to_string(m.port))
+    << "\n"
+    << "  slot cache: "
+    << (m.slot_dir.empty() ? std::string("none (cmd does not use ${SLOT_DIR})")
+                           : m.slot_dir + " (key " + m.slot_key + ")")
     << "\n"
     << "  checkEndpoint: "
     << (m.check_endpoint.empty() ? std::string("none (ready once spawned)") : m.check_endpoint)
@@ -292,6 +299,8 @@ json ConfigJson(const Config& c) {
         {"env", env},
         {"proxy", m.proxy},
         {"port", m.port},
+        {"slotDir", m.slot_dir},
+        {"slotKey", m.slot_key},
         {"checkEndpoint", m.check_endpoint.empty() ? "none" : m.check_endpoint},
         {"ttl", m.ttl.count()},
         {"unloadTimeout", m.unload_timeout.count()},
@@ -314,6 +323,9 @@ json ConfigJson(const Config& c) {
       {"preload", c.preload},
       {"sendLoadingState", c.send_loading_state},
       {"includeAliasesInList", c.include_aliases_in_list},
+      {"slotCacheDir", c.slot_cache_dir},
+      {"slotCacheMaxBytes", c.slot_cache_max_bytes},
+      {"slotCacheTimeout", c.slot_cache_timeout.count()},
       {"groups", groups},
       {"models", models},
   };

@@ -167,10 +167,11 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
       break;
     }
     // The backend refused the connection, nothing was sent: its process has most likely just
-    // died. Once the Router has noticed (milliseconds), Acquire starts it again.
+    // died. Once the Router has noticed (milliseconds; longer on a loaded machine), Acquire
+    // starts it again. A backend that refuses while alive costs this one request the wait.
     spdlog::warn("model {}: the backend refused the connection; starting it again to retry",
                  model.id);
-    WaitUntilNotReady(model.id, std::chrono::seconds(1));
+    WaitUntilNotReady(model.id, std::chrono::seconds(10));
   }
   if (metrics_) metrics_->CountRequest(model.id, route, res.status);  // status is known by now
 }

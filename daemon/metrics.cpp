@@ -16,6 +16,8 @@ const std::vector<double> kRequestBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25
                                              0.5,   1,    2.5,   5,    10,  30};
 // Loading a model takes from a fraction of a second to minutes.
 const std::vector<double> kLoadBuckets = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600};
+// Saving or restoring one slot: milliseconds for a small cache, tens of seconds for a huge one.
+const std::vector<double> kSlotBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 
 std::string StatusClass(int status) {
   if (status <= 0) return "error";
@@ -55,7 +57,11 @@ void Metrics::Histogram::Observe(double seconds) {
 }
 
 Metrics::PerModel::PerModel()
-    : duration(&kRequestBuckets), ttfb(&kRequestBuckets), load(&kLoadBuckets) {}
+    : duration(&kRequestBuckets),
+      ttfb(&kRequestBuckets),
+      load(&kLoadBuckets),
+      slot_save(&kSlotBuckets),
+      slot_restore(&kSlotBuckets) {}
 
 Metrics::Metrics() : start_(std::chrono::steady_clock::now()) {}
 
@@ -73,6 +79,35 @@ void Metrics::RecordRequest(const ProxyRecord& r) {
   if (r.usage.predicted_per_second) m.last_generation_tps = *r.usage.predicted_per_second;
   if (r.client_gone) ++m.client_disconnects;
   if (r.upstream_failed) ++m.upstream_failures;
+  if (m.restore_pending && (r.usage.cached_tokens || r.usage.prompt_processed)) {
+    m.restore_pending = false;
+    m.restored_prompt_tokens += static_cast<uint64_t>(r.usage.cached_tokens.value_or(0));
+    m.unrestored_prompt_tokens += static_cast<uint64_t>(r.usage.prompt_processed.value_or(0));
+  }
+}
+
+void Metrics::RecordSlotEvent(const SlotEvent& e) {
+  std::lock_guard lock(mu_);
+  PerModel& m = models_[e.model_id];
+  switch (e.kind) {
+    case SlotEvent::Kind::kSaved:
+      ++m.slot_saves;
+      m.slot_saved_bytes += e.bytes;
+      m.slot_save.Observe(e.seconds);
+      break;
+    case SlotEvent::Kind::kSaveFailed:
+      ++m.slot_save_failures;
+      break;
+    case SlotEvent::Kind::kRestored:
+      ++m.slot_restores;
+      m.slot_restored_bytes += e.bytes;
+      m.slot_restore.Observe(e.seconds);
+      m.restore_pending = true;
+      break;
+    case SlotEvent::Kind::kRestoreFailed:
+      ++m.slot_restore_failures;
+      break;
+  }
 }
 
 void Metrics::CountRequest(const std::string& model_id, const std::string& route, int status) {
@@ -186,6 +221,25 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
           << n << "\n";
     }
   }
+  counter("swapd_slot_saves_total", "llama-server slots saved before a planned stop.",
+          &PerModel::slot_saves);
+  counter("swapd_slot_save_failures_total", "Slot saves that failed or ran out of time.",
+          &PerModel::slot_save_failures);
+  counter("swapd_slot_saved_bytes_total", "Bytes of slot cache files saved.",
+          &PerModel::slot_saved_bytes);
+  counter("swapd_slot_restores_total", "Slots restored after a start.", &PerModel::slot_restores);
+  counter("swapd_slot_restore_failures_total", "Slot restores that failed (a cache miss).",
+          &PerModel::slot_restore_failures);
+  counter("swapd_slot_restored_bytes_total", "Bytes of slot cache files restored.",
+          &PerModel::slot_restored_bytes);
+  counter("swapd_slot_restored_prompt_tokens_total",
+          "Prompt tokens the first request after a restore took from the restored cache.",
+          &PerModel::restored_prompt_tokens);
+  counter("swapd_slot_unrestored_prompt_tokens_total",
+          "Prompt tokens the first request after a restore still had to process.",
+          &PerModel::unrestored_prompt_tokens);
+  histogram("swapd_slot_save_seconds", "Time to save one slot.", &PerModel::slot_save);
+  histogram("swapd_slot_restore_seconds", "Time to restore one slot.", &PerModel::slot_restore);
   auto gauge = [&](const char* name, const char* help, double PerModel::*field) {
     Header(out, name, "gauge", help);
     for (const auto& [id, m] : models_) {

@@ -2,7 +2,9 @@
 // format for GET /metrics: requests by route and status class, request duration and time to first
 // byte, prompt and completion tokens, the backend-reported tokens/s; the models' lives (starts,
 // start failures, crashes, stops by reason, swaps, load duration) from the Router's events; the
-// Router's per-model state, in-flight and queued gauges and each backend's resident memory; swapd's
+// Router's per-model state, in-flight and queued gauges and each backend's resident memory; the
+// slot cache (saves, restores, bytes, times, and the prompt tokens the first request after a
+// restore did not have to process); swapd's
 // uptime, build info, resident memory and open descriptors. Thread safe.
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "backends/router.h"
+#include "backends/slot_store.h"
 #include "daemon/upstream_proxy.h"
 
 namespace swapd {
@@ -42,6 +45,10 @@ class Metrics {
   // Router's use of it.
   RouterEvents RouterHooks();
 
+  // What a model's slot cache did (give it to SlotStore::SetObserver). A restore marks the model:
+  // its next request's timings (cache_n, prompt_n) count as what the restore saved.
+  void RecordSlotEvent(const SlotEvent& event);
+
   ModelCounters Counters(const std::string& model_id) const;
 
   std::string RenderPrometheus(const std::vector<ModelSnapshot>& models) const;
@@ -62,6 +69,8 @@ class Metrics {
     Histogram duration;
     Histogram ttfb;
     Histogram load;
+    Histogram slot_save;
+    Histogram slot_restore;
     uint64_t prompt_tokens = 0;
     uint64_t completion_tokens = 0;
     uint64_t cached_tokens = 0;
@@ -74,6 +83,15 @@ class Metrics {
     uint64_t crashes = 0;
     uint64_t swaps = 0;
     std::map<std::string, uint64_t> stops;  // by reason
+    uint64_t slot_saves = 0;
+    uint64_t slot_save_failures = 0;
+    uint64_t slot_saved_bytes = 0;
+    uint64_t slot_restores = 0;
+    uint64_t slot_restore_failures = 0;
+    uint64_t slot_restored_bytes = 0;
+    bool restore_pending = false;           // the next request reports what the restore saved
+    uint64_t restored_prompt_tokens = 0;    // cache_n of the first request after a restore
+    uint64_t unrestored_prompt_tokens = 0;  // prompt_n of that request
   };
   void RenderModelCounters(std::ostream& out) const;  // requires mu_
 

@@ -1,14 +1,36 @@
 #include "daemon/usage_scanner.h"
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace swapd {
 namespace {
 
-template <typename T>
-void ReadNumber(const nlohmann::json& object, const char* key, std::optional<T>& out) {
+void ReadNumber(const nlohmann::json& object, const char* key, std::optional<double>& out) {
   auto it = object.find(key);
-  if (it != object.end() && it->is_number()) out = it->get<T>();
+  if (it != object.end() && it->is_number()) out = it->get<double>();
+}
+
+// A count: an integer, or a float that fits (converting one that does not, e.g. 1e300, is
+// undefined behaviour).
+void ReadNumber(const nlohmann::json& object, const char* key, std::optional<int64_t>& out) {
+  auto it = object.find(key);
+  if (it == object.end()) return;
+  if (it->is_number_unsigned()) {
+    uint64_t value = it->get<uint64_t>();
+    if (value <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      out = static_cast<int64_t>(value);
+    }
+  } else if (it->is_number_integer()) {
+    out = it->get<int64_t>();
+  } else if (it->is_number_float()) {
+    double value = it->get<double>();
+    // 2^63 is exactly representable; every double below it converts.
+    if (value >= -9223372036854775808.0 && value < 9223372036854775808.0) {
+      out = static_cast<int64_t>(value);
+    }
+  }
 }
 
 }  // namespace
@@ -26,16 +48,27 @@ void UsageScanner::Feed(std::string_view bytes) {
   }
   buffer_.append(bytes);
   ScanEvents();
-  if (buffer_.size() > kMaxBuffered) buffer_.clear();  // one absurdly long event: skip it
+  if (buffer_.size() > kMaxBuffered) {  // one absurdly long event: skip it, to its end
+    buffer_.clear();
+    scanned_ = 0;
+    skipping_ = true;
+  }
 }
 
 void UsageScanner::ScanEvents() {
   size_t start = 0;
+  size_t from = scanned_;
   for (;;) {
-    size_t end = buffer_.find('\n', start);
+    size_t end = buffer_.find('\n', from);
     if (end == std::string::npos) break;
     std::string_view line(buffer_.data() + start, end - start);
-    start = end + 1;
+    start = from = end + 1;
+    // The same lines are skipped however the stream is cut: those longer than kMaxBuffered.
+    if (skipping_) {
+      skipping_ = false;
+      continue;
+    }
+    if (line.size() > kMaxBuffered) continue;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.substr(0, 5) != "data:") continue;
     line.remove_prefix(5);
@@ -48,6 +81,7 @@ void UsageScanner::ScanEvents() {
     ScanDocument(line);
   }
   buffer_.erase(0, start);
+  scanned_ = buffer_.size();
 }
 
 void UsageScanner::ScanDocument(std::string_view json_text) {
@@ -65,6 +99,7 @@ void UsageScanner::ScanDocument(std::string_view json_text) {
     ReadNumber(*it, "prompt_per_second", usage_.prompt_per_second);
     ReadNumber(*it, "predicted_per_second", usage_.predicted_per_second);
     ReadNumber(*it, "cache_n", usage_.cached_tokens);
+    ReadNumber(*it, "prompt_n", usage_.prompt_processed);
     if (!usage_.prompt_tokens) ReadNumber(*it, "prompt_n", usage_.prompt_tokens);
     if (!usage_.completion_tokens) ReadNumber(*it, "predicted_n", usage_.completion_tokens);
   }

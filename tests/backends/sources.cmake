@@ -8,5 +8,6 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/scheduler_queue_test.cpp
   backends/scheduler_reload_test.cpp
   backends/scheduler_test.cpp
+  backends/slot_store_test.cpp
   backends/spawn_env_test.cpp
 )

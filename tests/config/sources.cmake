@@ -8,5 +8,6 @@ list(APPEND SWAPD_TEST_SOURCES
   config/bad_configs_test.cpp
   config/merge_test.cpp
   config/traps_test.cpp
+  config/slot_cache_config_test.cpp
   config/diff_test.cpp
 )

@@ -152,13 +152,6 @@ std::pair<int, std::string> Promtool(const std::string& text) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-// The value of one sample line of /metrics (`series` is name and labels), or -1.
-double Sample(const std::string& text, const std::string& series) {
-  size_t at = text.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + series.size() + 2));
-}
-
 TEST_CASE("GET /logs has backend output and swapd's own lines", "[integration][obs]") {
   int port = FreeLoopbackPort();
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("obs-a", port, "--log-lines 3"));
@@ -269,8 +262,8 @@ TEST_CASE("GET /metrics passes promtool and counts a streamed request", "[integr
   // The proxy records the request as its exchange ends, a moment after the client's last chunk.
   const std::string tokens = "swapd_completion_tokens_total{model=\"obs-a\"}";
   PollResult counted = PollUntil(
-      url, "/metrics", [&](const HttpReply& r) { return Sample(r.body, tokens) == expected; }, 20s,
-      50ms);
+      url, "/metrics", [&](const HttpReply& r) { return MetricSample(r.body, tokens) == expected; },
+      20s, 50ms);
   INFO(counted.last.Describe());
   CHECK(counted.met);
   // obs-b in the same (default) group: obs-a is swapped out.
@@ -280,14 +273,14 @@ TEST_CASE("GET /metrics passes promtool and counts a streamed request", "[integr
   REQUIRE(metrics.status == 200);
   const std::string& m = metrics.body;
   INFO(m);
-  CHECK(Sample(m,
-               "swapd_requests_total{model=\"obs-a\",route=\"/v1/chat/completions\","
-               "status=\"2xx\"}") == 1);
-  CHECK(Sample(m, "swapd_model_starts_total{model=\"obs-a\"}") == 1);
-  CHECK(Sample(m, "swapd_model_swaps_total{model=\"obs-a\"}") == 1);
-  CHECK(Sample(m, "swapd_model_load_duration_seconds_count{model=\"obs-b\"}") == 1);
-  CHECK(Sample(m, "swapd_backend_resident_memory_bytes{model=\"obs-b\"}") > 0);
-  CHECK(Sample(m, "swapd_model_state{model=\"obs-b\",state=\"ready\"}") == 1);
+  CHECK(MetricSample(m,
+                     "swapd_requests_total{model=\"obs-a\",route=\"/v1/chat/completions\","
+                     "status=\"2xx\"}") == 1);
+  CHECK(MetricSample(m, "swapd_model_starts_total{model=\"obs-a\"}") == 1);
+  CHECK(MetricSample(m, "swapd_model_swaps_total{model=\"obs-a\"}") == 1);
+  CHECK(MetricSample(m, "swapd_model_load_duration_seconds_count{model=\"obs-b\"}") == 1);
+  CHECK(MetricSample(m, "swapd_backend_resident_memory_bytes{model=\"obs-b\"}") > 0);
+  CHECK(MetricSample(m, "swapd_model_state{model=\"obs-b\",state=\"ready\"}") == 1);
   CHECK_THAT(m, Catch::Contains("swapd_build_info{version=\""));
 
   auto [status, output] = Promtool(m);

@@ -59,9 +59,10 @@ bool ReadPrompt(const json& body, CompletionApi api, std::string* prompt, std::s
 
 json Usage(const CompletionJob& job) {
   const int completion = static_cast<int>(job.tokens.size());
+  const int prompt = job.timings.prompt_n + job.timings.cache_n;
   return {{"completion_tokens", completion},
-          {"prompt_tokens", job.timings.prompt_n},
-          {"total_tokens", completion + job.timings.prompt_n}};
+          {"prompt_tokens", prompt},
+          {"total_tokens", completion + prompt}};
 }
 
 std::string FinishReason(const CompletionJob& job) { return job.limit_reached ? "length" : "stop"; }

@@ -54,7 +54,7 @@ std::vector<std::string> GenerateTokens(std::string_view prompt, int n) {
 
 nlohmann::json Timings::ToJson() const {
   return {
-      {"cache_n", 0},
+      {"cache_n", cache_n},
       {"prompt_n", prompt_n},
       {"prompt_ms", prompt_ms},
       {"prompt_per_token_ms", prompt_per_token_ms},

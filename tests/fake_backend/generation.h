@@ -21,7 +21,8 @@ std::vector<std::string> GenerateTokens(std::string_view prompt, int n);
 // llama.cpp's `timings` object. Durations are nominal (derived from --tokens-per-second, or 1000
 // tokens/s when unpaced) so that every number is finite and deterministic.
 struct Timings {
-  int prompt_n = 0;
+  int cache_n = 0;   // prompt tokens reused from the slot's cache
+  int prompt_n = 0;  // prompt tokens processed
   double prompt_ms = 0;
   int predicted_n = 0;
   double predicted_ms = 0;

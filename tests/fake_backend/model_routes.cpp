@@ -63,6 +63,14 @@ void FakeServer::HandleCompletion(const httplib::Request& req, httplib::Response
     SendError(res, 400, error, "invalid_request_error");
     return;
   }
+  // The slot's prompt cache: only the tokens it did not hold yet are processed.
+  const int id_slot = body.contains("id_slot") && body["id_slot"].is_number_integer()
+                          ? body["id_slot"].get<int>()
+                          : -1;
+  const int cached = slots_.Use(Words(job.prompt), job.tokens, id_slot);
+  job.timings.cache_n = cached;
+  job.timings.prompt_n -= cached;
+  job.timings.prompt_ms = job.timings.prompt_n * job.timings.prompt_per_token_ms;
   if (job.stream) {
     StartStream(res, std::move(job), crash);
     return;

@@ -48,6 +48,11 @@ std::vector<Flag> KnownFlags() {
       {{"-c", "--ctx-size"}, int_flag(&Options::ctx_size), nullptr},
       {{"-n", "--n-predict"}, int_flag(&Options::default_n_predict), nullptr},
       {{"--threads-http"}, int_flag(&Options::http_threads), nullptr},
+      {{"-np", "--parallel"}, int_flag(&Options::n_parallel), nullptr},
+      {{"--slot-save-path"}, string_flag(&Options::slot_save_path), nullptr},
+      {{"--slot-save-ms"}, int_flag(&Options::slot_save_ms), nullptr},
+      {{"--slot-save-fail"}, nullptr, [](Options& o) { o.slot_save_fail = true; }},
+      {{"--slot-bytes-per-token"}, int_flag(&Options::slot_bytes_per_token), nullptr},
       {{"--load-ms"}, int_flag(&Options::load_ms), nullptr},
       {{"--tokens-per-second"},
        [](Options& o, const std::string& v) { return ParseDouble(v, &o.tokens_per_second); },
@@ -79,6 +84,11 @@ std::string CheckRanges(const Options& o) {
   if (o.exit_during_load > 255) return "--exit-during-load must be in 0..255";
   if (o.http_threads < 1) return "--threads-http must be >= 1";
   if (o.ctx_size < 0) return "--ctx-size must be >= 0";
+  if (o.n_parallel < 1 || o.n_parallel > 256) return "--parallel must be in 1..256";
+  if (o.slot_save_ms < 0) return "--slot-save-ms must be >= 0";
+  if (o.slot_bytes_per_token < 0 || o.slot_bytes_per_token > (1 << 20)) {
+    return "--slot-bytes-per-token must be in 0..1048576";
+  }
   return "";
 }
 
@@ -145,6 +155,8 @@ std::string Usage() {
   -c, --ctx-size N        context size reported by /props (default 4096)
   -n, --n-predict N       tokens generated when a request sets no max_tokens (default 16)
   --threads-http N        HTTP worker threads (default 192)
+  -np, --parallel N       slots, each with its own prompt cache (default 1)
+  --slot-save-path DIR    enable slot save/restore to files in DIR
   --load-ms N             /health answers 503 for N ms, then 200 (default 0)
   --tokens-per-second X   pace generation (default 0 = as fast as possible)
   --log-lines N           print N llama-server-like load lines at start-up
@@ -153,6 +165,9 @@ std::string Usage() {
   --crash-after N         _exit(3) on the N-th inference request (mid-stream if streamed)
   --ignore-sigterm        ignore SIGTERM (SIGKILL still works)
   --spawn-grandchild      fork a child that holds stdout/stderr open (same process group)
+  --slot-save-ms N        a slot save takes N ms
+  --slot-save-fail        a slot save answers HTTP 500
+  --slot-bytes-per-token N  pad saved slot files to about N bytes per token
 Any other flag is ignored, with its value if the next token does not start with '-'.
 )";
 }

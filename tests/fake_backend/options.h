@@ -17,6 +17,8 @@ struct Options {
   int ctx_size = 4096;
   int default_n_predict = 16;  // -n / --n-predict; a request's max_tokens wins
   int http_threads = 192;      // --threads-http; ~100 concurrent streams plus idle keep-alives
+  int n_parallel = 1;          // -np / --parallel: slots
+  std::string slot_save_path;  // --slot-save-path: enables POST /slots/{id}?action=save|restore
 
   // Behaviour switches of the fake.
   int load_ms = 0;                 // /health answers 503 this long after listening
@@ -27,6 +29,9 @@ struct Options {
   int crash_after = 0;  // > 0: _exit(3) on this inference request (mid-stream if streamed)
   bool ignore_sigterm = false;
   bool spawn_grandchild = false;  // fork a sleeper that holds stdout/stderr, same process group
+  int slot_save_ms = 0;           // a slot save takes this long
+  bool slot_save_fail = false;    // a slot save answers 500
+  int slot_bytes_per_token = 0;   // padding per token in a saved slot file (its size)
 
   // The id that /v1/models lists and responses fall back to: the alias if set, else the model.
   const std::string& ModelId() const { return alias.empty() ? model : alias; }

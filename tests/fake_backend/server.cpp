@@ -52,7 +52,7 @@ const std::time_t kStartTime = std::time(nullptr);
 
 }  // namespace
 
-FakeServer::FakeServer(Options options) : options_(std::move(options)) {
+FakeServer::FakeServer(Options options) : options_(std::move(options)), slots_(options_) {
   const size_t threads = static_cast<size_t>(options_.http_threads);
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // Small JSON answers: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms to each one.
@@ -154,6 +154,16 @@ void FakeServer::RegisterRoutes() {
   AddRoute("POST", "/v1/audio/transcriptions", R::kModel, [this](const Req& req, Res& res) {
     if (CountModelRequest()) Crash("transcription request");
     HandleTranscription(req, res);
+  });
+
+  AddRoute("GET", "/slots", R::kPlain,
+           [this](const Req&, Res& res) { SendJson(res, 200, slots_.List()); });
+  AddRoute("POST", R"(/slots/(\d+))", R::kModel, [this](const Req& req, Res& res) {
+    json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    json response;
+    const int status = slots_.Action(std::stoi(req.matches[1].str()), req.get_param_value("action"),
+                                     body, &response);
+    SendJson(res, status, response);
   });
 
   // Test routes.

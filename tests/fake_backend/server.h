@@ -1,8 +1,9 @@
 // FakeServer: the HTTP side of fake-llama-server. It serves llama-server's routes (/health,
 // /v1/models, /props, the completion APIs, embeddings, transcriptions) plus test routes (/env,
-// /slow, /last-request, /stats), and applies the --crash-after fault. Handlers run on the
-// server's worker pool; counters are atomics and the last request is guarded by a mutex, so every
-// public method is thread safe. Loading (the 503 phase) is driven from outside through SetReady.
+// /slow, /last-request, /stats), the slots API (slots.h), and applies the --crash-after fault.
+// Handlers run on the server's worker pool; counters are atomics and the last request is guarded by
+// a mutex, so every public method is thread safe. Loading (the 503 phase) is driven from outside
+// through SetReady.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 
 #include "tests/fake_backend/completion.h"
 #include "tests/fake_backend/options.h"
+#include "tests/fake_backend/slots.h"
 
 namespace fake_backend {
 
@@ -57,6 +59,7 @@ class FakeServer {
 
   const Options options_;
   httplib::Server server_;
+  SlotTable slots_;
   std::atomic<bool> ready_{false};
   std::atomic<int> model_requests_{0};
   std::atomic<int> active_streams_{0};

@@ -73,4 +73,10 @@ PollResult WaitForStatus(const std::string& base_url, const std::string& path, i
       base_url, path, [status](const HttpReply& r) { return r.status == status; }, deadline);
 }
 
+double MetricSample(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
 }  // namespace swapd::testing

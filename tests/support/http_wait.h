@@ -47,4 +47,8 @@ PollResult PollUntil(const std::string& base_url, const std::string& path,
 PollResult WaitForStatus(const std::string& base_url, const std::string& path, int status,
                          std::chrono::milliseconds deadline);
 
+// The value of one sample line of a Prometheus text (`series` is the name and labels, e.g.
+// `swapd_model_starts_total{model="a"}`), or -1 when there is no such line.
+double MetricSample(const std::string& text, const std::string& series);
+
 }  // namespace swapd::testing
