@@ -75,7 +75,9 @@ int App::Run() {
   backend_options.slot_store = slot_store;
   Router router(config, MakeProcessBackendFactory(std::move(backend_options)));
   router.SetEvents(metrics.RouterHooks());
-  HttpServer server(config, router, &metrics);
+  HttpServerSettings server_settings;
+  server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
+  HttpServer server(config, router, &metrics, server_settings);
   server.SetLogHub(log_hub);
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
     slot_store->Configure(SlotStore::Settings::From(*next));

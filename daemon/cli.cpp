@@ -20,6 +20,7 @@ enum class Flag {
   kStrict,
   kLogLevel,
   kShutdownTimeout,
+  kUpstreamIdleTimeout,
   kJson,
   kVersion,
   kHelp,
@@ -31,7 +32,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 11> kFlags = {{
+constexpr std::array<FlagSpec, 12> kFlags = {{
     {"config", Flag::kConfig, true},
     {"config-dir", Flag::kConfigDir, true},
     {"listen", Flag::kListen, true},
@@ -39,6 +40,7 @@ constexpr std::array<FlagSpec, 11> kFlags = {{
     {"strict", Flag::kStrict, false},
     {"log-level", Flag::kLogLevel, true},
     {"shutdown-timeout", Flag::kShutdownTimeout, true},
+    {"upstream-idle-timeout", Flag::kUpstreamIdleTimeout, true},
     {"json", Flag::kJson, false},
     {"version", Flag::kVersion, false},
     {"help", Flag::kHelp, false},
@@ -235,15 +237,23 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
         }
         o.log_level = *value;
         break;
-      case Flag::kShutdownTimeout: {
-        const bool digits =
-            value->size() <= 6 && std::all_of(value->begin(), value->end(), [](char c) {
-              return std::isdigit(static_cast<unsigned char>(c));
-            });
+      case Flag::kShutdownTimeout:
+      case Flag::kUpstreamIdleTimeout: {
+        const bool digits = !value->empty() && value->size() <= 6 &&
+                            std::all_of(value->begin(), value->end(), [](char c) {
+                              return std::isdigit(static_cast<unsigned char>(c));
+                            });
         if (!digits) {
           return fail("invalid value \"" + *value + "\" for " + shown + ": want whole seconds");
         }
-        o.shutdown_timeout = std::chrono::seconds(std::stoi(*value));
+        const std::chrono::seconds seconds(std::stoi(*value));
+        if (spec->flag == Flag::kShutdownTimeout) {
+          o.shutdown_timeout = seconds;
+        } else if (seconds.count() < 1) {
+          return fail("invalid value \"" + *value + "\" for " + shown + ": want at least 1");
+        } else {
+          o.upstream_idle_timeout = seconds;
+        }
         break;
       }
       case Flag::kJson:
@@ -291,6 +301,10 @@ flags:
   --shutdown-timeout SECONDS
                      on SIGTERM/SIGINT, how long in-flight requests may still run
                      before the backends are stopped anyway (default 30)
+  --upstream-idle-timeout SECONDS
+                     a backend that sends nothing for this long (before its first byte or
+                     between two) fails the request: 502, or an error event ending a stream
+                     (default 7200: a CPU model may process a long prompt for many minutes)
   --strict           unknown configuration keys are errors instead of warnings
   --log-level LEVEL  debug, info, warn or error (default: the config's logLevel)
   --json             (check only) print diagnostics and configuration as one JSON document

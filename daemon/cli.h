@@ -26,7 +26,10 @@ struct Options {
   bool strict = false;                        // --strict
   std::string log_level;                      // --log-level LEVEL; empty = the config's logLevel
   std::chrono::seconds shutdown_timeout{30};  // --shutdown-timeout SECONDS
-  bool json = false;                          // check --json
+  // --upstream-idle-timeout SECONDS: a backend that sends nothing for this long (before its
+  // first byte or between two) fails the request. Long: a CPU model may think for many minutes.
+  std::chrono::seconds upstream_idle_timeout{7200};
+  bool json = false;  // check --json
 };
 
 struct ParsedCommandLine {

@@ -76,7 +76,8 @@ HttpServer::HttpServer(std::shared_ptr<const Config> config, Router& router, Met
       },
       [this](const ProxyRecord& record) {
         if (metrics_) metrics_->RecordRequest(record);
-      });
+      },
+      settings_.upstream_idle_timeout);
   InstallRoutes();
 }
 

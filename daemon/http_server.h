@@ -35,6 +35,8 @@ struct HttpServerSettings {
   size_t max_body_bytes = 256u << 20;  // larger request bodies get 413
   // How long a request may wait for its model (queueing behind a swap, plus the start itself).
   std::chrono::seconds acquire_timeout{3600};
+  // A backend that sends nothing for this long fails the request (--upstream-idle-timeout).
+  std::chrono::seconds upstream_idle_timeout{7200};
 };
 
 class HttpServer {

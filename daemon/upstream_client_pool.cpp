@@ -61,8 +61,7 @@ std::unique_ptr<httplib::Client> UpstreamClientPool::Take(const std::string& ori
   auto client = std::make_unique<httplib::Client>(origin);
   client->set_keep_alive(true);
   client->set_connection_timeout(std::chrono::seconds(10));
-  // A CPU backend may think for many minutes before its first byte (a long prompt).
-  client->set_read_timeout(std::chrono::hours(2));
+  client->set_read_timeout(read_timeout_);
   client->set_write_timeout(std::chrono::minutes(5));
   client->set_decompress(false);  // bytes pass through as the backend sent them
   client->set_tcp_nodelay(true);

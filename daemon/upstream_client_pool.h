@@ -26,6 +26,10 @@ UpstreamUrl ParseUpstreamUrl(const std::string& proxy_url);
 
 class UpstreamClientPool {
  public:
+  // `read_timeout`: how long a client waits for the backend's next byte.
+  explicit UpstreamClientPool(std::chrono::seconds read_timeout = std::chrono::hours(2))
+      : read_timeout_(read_timeout) {}
+
   std::unique_ptr<httplib::Client> Take(const std::string& origin);
   void GiveBack(const std::string& origin, std::unique_ptr<httplib::Client> client);
   // Drops idle clients of `origin` (e.g. after its backend stopped).
@@ -46,6 +50,7 @@ class UpstreamClientPool {
   static void ExpireLocked(std::vector<IdleClient>& idle, Clock::time_point now,
                            std::vector<IdleClient>& dropped);
 
+  const std::chrono::seconds read_timeout_;
   std::mutex mu_;
   // Oldest first. Guarded by mu_.
   std::map<std::string, std::vector<IdleClient>> idle_;

@@ -18,6 +18,19 @@ constexpr size_t kMaxQueuedBytes = 1 << 20;
 // mid-body can still become a clean 502); larger ones stream.
 constexpr size_t kMaxBufferedBody = 16 << 20;
 
+// What went wrong with the backend, for the client's error message. A read that fails after
+// the backend was silent for (about) the idle timeout is the timeout.
+std::string FailureText(bool headers_seen, httplib::Error error, Clock::duration silent,
+                        std::chrono::seconds idle_timeout) {
+  if (error == httplib::Error::Read && silent + std::chrono::seconds(1) >= idle_timeout) {
+    return std::string(headers_seen ? "the backend's response stalled"
+                                    : "the backend did not answer") +
+           ": nothing for " + std::to_string(idle_timeout.count()) + " s (--upstream-idle-timeout)";
+  }
+  return headers_seen ? "the backend's response broke off: " + httplib::to_string(error)
+                      : "could not reach the backend: " + httplib::to_string(error);
+}
+
 }  // namespace
 
 struct UpstreamProxy::Exchange {
@@ -43,6 +56,7 @@ struct UpstreamProxy::Exchange {
   ProxyRecord record;
   UsageScanner scanner{false};
   Clock::time_point start = Clock::now();
+  Clock::time_point last_byte = start;  // Guarded by mu.
   RecordSink on_record;
 
   ~Exchange() {
@@ -52,9 +66,12 @@ struct UpstreamProxy::Exchange {
   }
 };
 
-UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record)
+UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record,
+                             std::chrono::seconds idle_timeout)
     : describe_failure_(std::move(describe_failure)),
       on_record_(std::move(on_record)),
+      idle_timeout_(idle_timeout),
+      clients_(idle_timeout),
       workers_(2, 100000) {}
 
 UpstreamProxy::~UpstreamProxy() { workers_.shutdown(); }
@@ -71,6 +88,7 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
     ex->headers_ready = true;
     ex->scanner = UsageScanner(IsEventStream(r.get_header_value("Content-Type")));
     ex->record.time_to_first_byte = Clock::now() - ex->start;
+    ex->last_byte = Clock::now();
     ex->cv.notify_all();
     return !ex->client_gone;
   };
@@ -80,6 +98,7 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
       return ex->client_gone || ex->sink != nullptr || ex->queued_bytes < kMaxQueuedBytes;
     });
     if (ex->client_gone) return false;
+    ex->last_byte = Clock::now();
     ex->scanner.Feed(std::string_view(data, n));
     ex->record.bytes += n;
     if (ex->sink != nullptr) {
@@ -108,9 +127,8 @@ void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyReques
     ex->refused = true;
     ex->on_record = nullptr;  // the retry is the request that counts
   } else if (!ok && !ex->client_gone) {
-    std::string what = ex->headers_ready
-                           ? "the backend's response broke off: " + httplib::to_string(error)
-                           : "could not reach the backend: " + httplib::to_string(error);
+    std::string what =
+        FailureText(ex->headers_ready, error, Clock::now() - ex->last_byte, idle_timeout_);
     lock.unlock();
     Status status = describe_failure_(ex->lease.model_id(), what);
     lock.lock();
@@ -144,6 +162,7 @@ UpstreamProxy::Delivery UpstreamProxy::ForwardInline(Lease lease, ProxyRequest r
 
   bool headers_seen = false;
   bool too_large = false;
+  Clock::time_point last_byte = start;
   int status = 0;
   httplib::Headers headers;
   std::string body;
@@ -154,6 +173,7 @@ UpstreamProxy::Delivery UpstreamProxy::ForwardInline(Lease lease, ProxyRequest r
     headers = r.headers;
     scanner = UsageScanner(IsEventStream(r.get_header_value("Content-Type")));
     record.time_to_first_byte = Clock::now() - start;
+    last_byte = Clock::now();
     if (r.has_header("Content-Length") &&
         std::strtoull(r.get_header_value("Content-Length").c_str(), nullptr, 10) > kMaxInlineBody) {
       too_large = true;
@@ -167,6 +187,7 @@ UpstreamProxy::Delivery UpstreamProxy::ForwardInline(Lease lease, ProxyRequest r
       return false;
     }
     body.append(data, n);
+    last_byte = Clock::now();
     scanner.Feed(std::string_view(data, n));
     return true;
   };
@@ -190,9 +211,7 @@ UpstreamProxy::Delivery UpstreamProxy::ForwardInline(Lease lease, ProxyRequest r
             "stream");
   } else if (!ok) {
     failure = describe_failure_(
-        record.model_id, headers_seen
-                             ? "the backend's response broke off: " + httplib::to_string(error)
-                             : "could not reach the backend: " + httplib::to_string(error));
+        record.model_id, FailureText(headers_seen, error, Clock::now() - last_byte, idle_timeout_));
   }
   lease.Release();
 

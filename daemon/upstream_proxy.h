@@ -52,7 +52,9 @@ class UpstreamProxy {
   using FailureDescriber = std::function<Status(const std::string& model_id, const std::string&)>;
   using RecordSink = std::function<void(const ProxyRecord&)>;
 
-  UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record);
+  // `idle_timeout`: a backend that sends nothing for this long fails the request.
+  UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record,
+                std::chrono::seconds idle_timeout = std::chrono::hours(2));
   ~UpstreamProxy();
 
   // A non-streamed answer larger than this (on the buffered path) is refused with a 502.
@@ -84,6 +86,7 @@ class UpstreamProxy {
 
   FailureDescriber describe_failure_;
   RecordSink on_record_;
+  const std::chrono::seconds idle_timeout_;
   UpstreamClientPool clients_;
   GrowingThreadPool workers_;
 };

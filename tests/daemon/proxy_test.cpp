@@ -139,5 +139,34 @@ TEST_CASE("a burst of concurrent clients is served without dropped connections",
   CHECK(ok == kClients * kRequestsEach);
 }
 
+TEST_CASE("--upstream-idle-timeout fails a backend that goes silent, before or mid-answer",
+          "[integration][proxy]") {
+  // One token every 5 s: longer than the 2 s idle timeout.
+  const int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("idle-m", port, "--tokens-per-second 0.2"),
+                          {"--upstream-idle-timeout", "2"});
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+
+  // Not streamed: the fake answers after all its tokens, 15 s of silence.
+  HttpReply whole =
+      HttpPost(url, "/v1/chat/completions", ChatBody("idle-m", false, 3), "application/json", 60s);
+  CHECK(whole.status == 502);
+  CHECK_THAT(whole.body, Catch::Contains("the backend did not answer: nothing for 2 s "
+                                         "(--upstream-idle-timeout)"));
+
+  // Streamed: the first event comes at once, then nothing for 5 s.
+  StreamedReply stream = StreamPost(url, "/v1/chat/completions", ChatBody("idle-m", true, 3));
+  CHECK(stream.status == 200);
+  CHECK_THAT(stream.body, Catch::Contains("\"role\":\"assistant\""));
+  CHECK_THAT(stream.body, Catch::Contains("the backend's response stalled: nothing for 2 s"));
+
+  // swapd and the backend are still fine for a request that asks for no tokens.
+  CHECK(HttpGet(url, "/health").status == 200);
+  CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("idle-m", false, 0), "application/json", 60s)
+            .status == 200);
+}
+
 }  // namespace
 }  // namespace swapd::testing
