@@ -3,6 +3,7 @@
 // the request's parts; no I/O. Thread safe.
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,9 +19,14 @@ struct JsonRequest {
   nlohmann::json document;
 };
 
+// Arrays and objects nested deeper than this are refused: serializing (filters) and comparing a
+// JSON document recurse once per level, and a few megabytes of `[` would overflow the stack.
+inline constexpr size_t kMaxJsonDepth = 512;
+
 // Parses `body` as a JSON object and reads its string field "model". When the body has no model,
 // `query_model` (from ?model=) is used if given. Errors (kInvalidArgument) say what is wrong:
-// malformed JSON (with the parser's position), not an object, `model` not a string, no model.
+// malformed JSON (with the parser's position), a number out of range, nesting deeper than
+// kMaxJsonDepth, not an object, `model` not a string, no model.
 Result<JsonRequest> ParseJsonRequest(std::string_view body,
                                      const std::optional<std::string>& query_model);
 

@@ -1,0 +1,71 @@
+// fuzz_usage: the scanner that reads token counts from a response as it streams by
+// (daemon/usage_scanner.h). The input's last bytes choose how the stream is cut (FuzzedDataProvider
+// takes integers from the end): a count, then that many piece sizes; the rest, from the start, is
+// the response body. Both modes (SSE and a plain JSON body) are checked: the result must not depend
+// on how the stream is cut (whole, in the chosen pieces, one byte at a time), and an SSE stream
+// that never mentions "usage" or "timings" yields nothing.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/usage_scanner.h"
+#include "fuzz/fuzz_check.h"
+
+namespace swapd {
+namespace {
+
+bool operator==(const Usage& a, const Usage& b) {
+  return a.prompt_tokens == b.prompt_tokens && a.completion_tokens == b.completion_tokens &&
+         a.cached_tokens == b.cached_tokens && a.prompt_processed == b.prompt_processed &&
+         a.prompt_per_second == b.prompt_per_second &&
+         a.predicted_per_second == b.predicted_per_second;
+}
+
+bool IsUnset(const Usage& u) {
+  return !u.prompt_tokens && !u.completion_tokens && !u.cached_tokens && !u.prompt_processed &&
+         !u.prompt_per_second && !u.predicted_per_second;
+}
+
+Usage ScanPieces(bool event_stream, std::string_view stream, const std::vector<size_t>& sizes) {
+  UsageScanner scanner(event_stream);
+  for (size_t size : sizes) {
+    if (stream.empty()) break;
+    size_t n = std::min(size, stream.size());
+    scanner.Feed(stream.substr(0, n));
+    stream.remove_prefix(n);
+  }
+  scanner.Feed(stream);
+  return scanner.Finish();
+}
+
+Usage ScanBytes(bool event_stream, std::string_view stream) {
+  UsageScanner scanner(event_stream);
+  for (char c : stream) scanner.Feed(std::string_view(&c, 1));
+  return scanner.Finish();
+}
+
+}  // namespace
+}  // namespace swapd
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace swapd;
+  FuzzedDataProvider provider(data, size);
+  std::vector<size_t> sizes(provider.ConsumeIntegralInRange<size_t>(0, 15));
+  for (size_t& s : sizes) s = provider.ConsumeIntegralInRange<size_t>(0, 1024);
+  const std::string stream = provider.ConsumeRemainingBytesAsString();
+
+  for (bool event_stream : {true, false}) {
+    const Usage whole = ScanPieces(event_stream, stream, {});
+    FUZZ_CHECK(ScanPieces(event_stream, stream, sizes) == whole, "cut into the chosen pieces");
+    FUZZ_CHECK(ScanBytes(event_stream, stream) == whole, "fed one byte at a time");
+    if (event_stream && stream.find("\"usage\"") == std::string::npos &&
+        stream.find("\"timings\"") == std::string::npos) {
+      FUZZ_CHECK(IsUnset(whole), "no usage without a usage or timings object");
+    }
+  }
+  return 0;
+}
