@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/fake_backend/faults.h"
 #include "tests/fake_backend/http_util.h"
 #include "tests/fake_backend/log.h"
 #include "tests/fake_backend/server.h"
@@ -100,6 +101,11 @@ void FakeServer::StartStream(httplib::Response& res, CompletionJob job, bool cra
       "text/event-stream",
       [this, state](size_t /*offset*/, httplib::DataSink& sink) {
         if (state->next == state->crash_at) Crash("streamed request, mid-stream");
+        if (options_.hang_mid_stream > 0 &&
+            state->next == static_cast<size_t>(options_.hang_mid_stream)) {
+          HangStream(sink);
+          return false;
+        }
         const size_t i = state->next;
         if (i >= state->first_token && i < state->first_token + state->token_count) {
           const auto tokens_due = static_cast<long long>(i - state->first_token + 1);

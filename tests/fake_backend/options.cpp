@@ -63,6 +63,9 @@ std::vector<Flag> KnownFlags() {
       {{"--never-ready"}, nullptr, [](Options& o) { o.never_ready = true; }},
       {{"--ignore-sigterm"}, nullptr, [](Options& o) { o.ignore_sigterm = true; }},
       {{"--spawn-grandchild"}, nullptr, [](Options& o) { o.spawn_grandchild = true; }},
+      {{"--hang-mid-stream"}, int_flag(&Options::hang_mid_stream), nullptr},
+      {{"--garbage-response"}, nullptr, [](Options& o) { o.garbage_response = true; }},
+      {{"--close-without-response"}, nullptr, [](Options& o) { o.close_without_response = true; }},
   };
 }
 
@@ -81,6 +84,10 @@ std::string CheckRanges(const Options& o) {
   if (o.tokens_per_second < 0) return "--tokens-per-second must be >= 0";
   if (o.log_lines < 0) return "--log-lines must be >= 0";
   if (o.crash_after < 0) return "--crash-after must be >= 0";
+  if (o.hang_mid_stream < 0) return "--hang-mid-stream must be >= 0";
+  if (o.garbage_response && o.close_without_response) {
+    return "--garbage-response and --close-without-response exclude each other";
+  }
   if (o.exit_during_load > 255) return "--exit-during-load must be in 0..255";
   if (o.http_threads < 1) return "--threads-http must be >= 1";
   if (o.ctx_size < 0) return "--ctx-size must be >= 0";
@@ -168,6 +175,9 @@ std::string Usage() {
   --slot-save-ms N        a slot save takes N ms
   --slot-save-fail        a slot save answers HTTP 500
   --slot-bytes-per-token N  pad saved slot files to about N bytes per token
+  --hang-mid-stream N     a stream sends N events, then nothing more, its connection kept open
+  --garbage-response      model routes write non-HTTP bytes on the socket and close it
+  --close-without-response  model routes close the connection without sending a byte
 Any other flag is ignored, with its value if the next token does not start with '-'.
 )";
 }

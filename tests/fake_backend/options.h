@@ -32,6 +32,9 @@ struct Options {
   int slot_save_ms = 0;           // a slot save takes this long
   bool slot_save_fail = false;    // a slot save answers 500
   int slot_bytes_per_token = 0;   // padding per token in a saved slot file (its size)
+  int hang_mid_stream = 0;        // > 0: a stream sends this many events, then nothing (kept open)
+  bool garbage_response = false;  // model routes: non-HTTP bytes on the socket, then close
+  bool close_without_response = false;  // model routes: close the connection, no bytes
 
   // The id that /v1/models lists and responses fall back to: the alias if set, else the model.
   const std::string& ModelId() const { return alias.empty() ? model : alias; }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "daemon/listen_backlog.h"
+#include "tests/fake_backend/faults.h"
 #include "tests/fake_backend/http_util.h"
 #include "tests/fake_backend/log.h"
 
@@ -105,6 +106,10 @@ void FakeServer::AddRoute(const char* method, const char* pattern, RouteKind kin
     if (kind != RouteKind::kIntrospection) Record(req);
     if (kind == RouteKind::kModel && !ready_) {
       SendError(res, 503, "Loading model", "unavailable_error");
+      return;
+    }
+    if (kind == RouteKind::kModel && WantsConnectionFault(options_) &&
+        ApplyConnectionFault(options_, req)) {
       return;
     }
     handler(req, res);
