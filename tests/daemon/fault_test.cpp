@@ -314,7 +314,7 @@ TEST_CASE("a client that hangs up while queued behind a swap leaves a clean queu
 
   Latch first_chunk;
   auto a = std::async(std::launch::async, [&] {
-    return StreamPost(url, "/v1/chat/completions", ChatBody("q-a", true, 60),
+    return StreamPost(url, "/v1/chat/completions", ChatBody("q-a", true, 100),
                       [&](const std::string&) {
                         first_chunk.Raise();
                         return true;
