@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backends/output_monitor.h"
+#include "backends/port_check.h"
 #include "backends/stop_command.h"
 
 namespace swapd {
@@ -139,6 +140,13 @@ Status ProcessBackend::Start() {
     slots_->Prepare();
     lock.lock();
     if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
+  }
+  if (Status free = CheckProxyPortFree(model_.id, model_.proxy); !free.ok()) {
+    last_error_ = free.message();
+    spdlog::error("{}", last_error_);
+    FinishStart(free);
+    Transition(BackendState::kFailed);
+    return free;
   }
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
   if (!spawned.ok()) {

@@ -21,6 +21,9 @@
 namespace swapd {
 namespace {
 
+// More request headers than any client sends; beyond it 431.
+constexpr size_t kMaxRequestHeaders = 256;
+
 // The POST routes whose JSON body names the model (llama-swap's list).
 constexpr const char* kJsonRoutes[] = {
     "/v1/chat/completions", "/v1/completions", "/v1/embeddings",
@@ -248,6 +251,17 @@ void HttpServer::InstallRoutes() {
     // cpp-httplib 0.11 would gzip text/event-stream and hold chunks back in the compressor;
     // swapd's answers go over loopback, so it never compresses.
     const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+    // cpp-httplib bounds each header line, not their number: a flood ends here, and the
+    // connection with it.
+    if (req.headers.size() > kMaxRequestHeaders) {
+      SetErrorResponse(
+          res, Status::Error(ErrorCode::kInvalidArgument,
+                             "too many request headers (" + std::to_string(req.headers.size()) +
+                                 ", at most " + std::to_string(kMaxRequestHeaders) + ")"));
+      res.status = 431;  // Request Header Fields Too Large
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
     if (shutting_down_) {
       SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));

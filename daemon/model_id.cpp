@@ -81,6 +81,12 @@ Result<JsonRequest> ParseJsonRequest(std::string_view body,
   } else if (query_model) {
     request.model = *query_model;
   }
+  if (auto stream = request.document.find("stream");
+      stream != request.document.end() && !stream->is_boolean() && !stream->is_null()) {
+    // A backend would read "yes" as false and answer unstreamed: say so instead.
+    return Status::Error(ErrorCode::kInvalidArgument,
+                         "the \"stream\" field must be true or false, got " + stream->dump());
+  }
   if (request.model.empty()) return NoModelError();
   return request;
 }

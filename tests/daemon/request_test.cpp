@@ -37,6 +37,8 @@ TEST_CASE("bad bodies are 400 with a message that says why", "[unit][front]") {
       {R"({"model": 7})", "\"model\" field must be a string"},
       {R"({"messages": []})", "no model in the request"},
       {R"({"model": ""})", "no model in the request"},
+      {R"({"model": "m", "stream": "yes"})", "\"stream\" field must be true or false, got \"yes\""},
+      {R"({"model": "m", "stream": 1})", "\"stream\" field must be true or false"},
       {"", "body is empty"},
   };
   for (const auto& c : cases) {

@@ -1,0 +1,17 @@
+// Before a backend starts: is something already listening where swapd will send the model's
+// requests? A local proxy port taken by another process would make the new backend fail to bind
+// while swapd's readiness check and requests reach the other process instead. Stateless; thread
+// safe.
+#pragma once
+
+#include <string>
+
+#include "config/status.h"
+
+namespace swapd {
+
+// Ok unless `proxy_url` names a loopback host (localhost, 127.0.0.1, [::1]) on which a TCP
+// connection to its port succeeds now. The error names the port and the model.
+Status CheckProxyPortFree(const std::string& model_id, const std::string& proxy_url);
+
+}  // namespace swapd
