@@ -141,7 +141,10 @@ Status ProcessBackend::Start() {
     lock.lock();
     if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
   }
-  if (Status free = CheckProxyPortFree(model_.id, model_.proxy); !free.ok()) {
+  // (A model without cmd has nothing to spawn; the launcher says so below.)
+  if (Status free =
+          model_.argv.empty() ? Status::Ok() : CheckProxyPortFree(model_.id, model_.proxy);
+      !free.ok()) {
     last_error_ = free.message();
     spdlog::error("{}", last_error_);
     FinishStart(free);
