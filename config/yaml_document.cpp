@@ -57,6 +57,15 @@ class TreeBuilder : public YAML::EventHandler {
       Attach(NewNode(mark, YamlNode::Kind::kNull));
       return;
     }
+    for (const Frame& frame : stack_) {
+      if (frame.node == it->second) {  // e.g. `a: &x [*x]`: a node that would contain itself
+        sink_.Error(Position{file_, mark.line + 1, mark.column + 1},
+                    "this alias is inside the node its anchor names: a node that contains "
+                    "itself is not allowed");
+        Attach(NewNode(mark, YamlNode::Kind::kNull));
+        return;
+      }
+    }
     Attach(it->second);
   }
 
