@@ -336,6 +336,7 @@ TEST_CASE("apiKeys are enforced everywhere but /health", "[integration][front]")
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
   httplib::Client client(url);
+  client.set_read_timeout(std::chrono::seconds(60));  // one request cold-starts the backend
   auto denied = client.Get("/v1/models");
   REQUIRE(denied);
   CHECK(denied->status == 401);
