@@ -5,8 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
+#include "config/proxy_url.h"
 
 namespace swapd {
 namespace {
@@ -37,27 +36,10 @@ bool Listening(int family, const char* address, int port) {
 }  // namespace
 
 Status CheckProxyPortFree(const std::string& model_id, const std::string& proxy_url) {
-  const size_t scheme = proxy_url.find("://");
-  if (scheme == std::string::npos) return Status::Ok();
-  std::string authority = proxy_url.substr(scheme + 3);
-  authority = authority.substr(0, authority.find('/'));
-  std::string host;
-  std::string port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string::npos) return Status::Ok();
-    host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') {
-      port_text = authority.substr(close + 2);
-    }
-  } else {
-    const size_t colon = authority.rfind(':');
-    host = authority.substr(0, colon);
-    if (colon != std::string::npos) port_text = authority.substr(colon + 1);
-  }
-  if (port_text.empty()) return Status::Ok();  // a default port: not a backend swapd picks
-  const int port = std::atoi(port_text.c_str());
-  if (port <= 0 || port > 65535) return Status::Ok();
+  const ProxyUrl url = ParseProxyUrl(proxy_url);
+  const std::string& host = url.host;
+  const int port = url.port;
+  if (port == 0) return Status::Ok();  // a default port: not a backend swapd picks
   const bool v4 = host == "localhost" || host == "127.0.0.1";
   const bool v6 = host == "localhost" || host == "::1";
   if ((v4 && Listening(AF_INET, "127.0.0.1", port)) || (v6 && Listening(AF_INET6, "::1", port))) {

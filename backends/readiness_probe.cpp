@@ -5,20 +5,18 @@
 #include <algorithm>
 #include <exception>
 
+#include "config/proxy_url.h"
+
 namespace swapd {
 namespace {
 
 class HttpReadinessProbe : public ReadinessProbe {
  public:
   HttpReadinessProbe(const std::string& proxy_url, const std::string& check_endpoint) {
-    // Split "scheme://host:port/prefix" into the client's base and the path prefix.
-    size_t scheme_end = proxy_url.find("://");
-    size_t path_start = proxy_url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-    base_ = proxy_url.substr(0, path_start);
-    std::string prefix = path_start == std::string::npos ? "" : proxy_url.substr(path_start);
-    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-    path_ =
-        prefix + (check_endpoint.empty() || check_endpoint[0] != '/' ? "/" : "") + check_endpoint;
+    const ProxyUrl url = ParseProxyUrl(proxy_url);
+    base_ = url.origin;
+    path_ = url.path_prefix + (check_endpoint.empty() || check_endpoint[0] != '/' ? "/" : "") +
+            check_endpoint;
     try {
       client_ = std::make_unique<httplib::Client>(base_);
       client_->set_connection_timeout(std::chrono::seconds(1));

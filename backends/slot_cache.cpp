@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/proxy_url.h"
 #include "config/slot_cache_settings.h"
 
 namespace swapd {
@@ -102,11 +103,9 @@ SlotCache::SlotCache(const ModelConfig& model, std::shared_ptr<SlotStore> store)
       definition_key_(model.slot_key),
       argv_(model.argv),
       store_(std::move(store)) {
-  const size_t scheme_end = model.proxy.find("://");
-  const size_t path_start =
-      model.proxy.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-  base_url_ = model.proxy.substr(0, path_start);
-  if (path_start != std::string::npos) path_prefix_ = model.proxy.substr(path_start);
+  const ProxyUrl url = ParseProxyUrl(model.proxy);
+  base_url_ = url.origin;
+  path_prefix_ = url.path_prefix;
 }
 
 void SlotCache::Prepare() {

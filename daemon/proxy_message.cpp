@@ -71,7 +71,7 @@ bool AsksForStream(std::string_view body) {
   return false;
 }
 
-httplib::Request UpstreamRequest(const UpstreamUrl& url, ProxyRequest& request) {
+httplib::Request UpstreamRequest(const ProxyUrl& url, ProxyRequest& request) {
   httplib::Request req;
   req.method = std::move(request.method);
   req.path = url.path_prefix + request.target;

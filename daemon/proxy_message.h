@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/upstream_client_pool.h"
+#include "config/proxy_url.h"
 
 namespace swapd {
 
@@ -37,7 +37,7 @@ bool IsJsonRoute(std::string_view target);
 bool AsksForStream(std::string_view body);
 
 // The request to send to the backend at `url`; moves the method and body out of `request`.
-httplib::Request UpstreamRequest(const UpstreamUrl& url, ProxyRequest& request);
+httplib::Request UpstreamRequest(const ProxyUrl& url, ProxyRequest& request);
 
 // What the client's response takes from the backend's headers.
 struct ResponseHead {

@@ -6,21 +6,6 @@
 
 namespace swapd {
 
-UpstreamUrl ParseUpstreamUrl(const std::string& proxy_url) {
-  UpstreamUrl url;
-  size_t scheme_end = proxy_url.find("://");
-  size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  size_t path_start = proxy_url.find('/', host_start);
-  if (path_start == std::string::npos) {
-    url.origin = proxy_url;
-  } else {
-    url.origin = proxy_url.substr(0, path_start);
-    url.path_prefix = proxy_url.substr(path_start);
-    while (!url.path_prefix.empty() && url.path_prefix.back() == '/') url.path_prefix.pop_back();
-  }
-  return url;
-}
-
 void UpstreamClientPool::ExpireLocked(std::vector<IdleClient>& idle, Clock::time_point now,
                                       std::vector<IdleClient>& dropped) {
   size_t expired = 0;

@@ -17,13 +17,6 @@
 
 namespace swapd {
 
-// A backend's proxy URL split into what httplib::Client takes and a path prefix.
-struct UpstreamUrl {
-  std::string origin;       // "http://localhost:5800"
-  std::string path_prefix;  // "" or "/something" (no trailing '/')
-};
-UpstreamUrl ParseUpstreamUrl(const std::string& proxy_url);
-
 class UpstreamClientPool {
  public:
   // `read_timeout`: how long a client waits for the backend's next byte.

@@ -4,6 +4,7 @@
 #include <deque>
 #include <mutex>
 
+#include "config/proxy_url.h"
 #include "daemon/http_error.h"
 #include "daemon/proxy_message.h"
 
@@ -77,7 +78,7 @@ UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_re
 UpstreamProxy::~UpstreamProxy() { workers_.shutdown(); }
 
 void UpstreamProxy::RunUpstream(const std::shared_ptr<Exchange>& ex, ProxyRequest request) {
-  UpstreamUrl url = ParseUpstreamUrl(ex->lease.proxy_url());
+  ProxyUrl url = ParseProxyUrl(ex->lease.proxy_url());
   std::unique_ptr<httplib::Client> client = clients_.Take(url.origin);
 
   httplib::Request req = UpstreamRequest(url, request);
@@ -156,7 +157,7 @@ UpstreamProxy::Delivery UpstreamProxy::ForwardInline(Lease lease, ProxyRequest r
   const Clock::time_point start = Clock::now();
   ProxyRecord record;
   record.model_id = lease.model_id();
-  UpstreamUrl url = ParseUpstreamUrl(lease.proxy_url());
+  ProxyUrl url = ParseProxyUrl(lease.proxy_url());
   std::unique_ptr<httplib::Client> client = clients_.Take(url.origin);
   httplib::Request req = UpstreamRequest(url, request);
 

@@ -9,5 +9,6 @@ list(APPEND SWAPD_TEST_SOURCES
   config/merge_test.cpp
   config/traps_test.cpp
   config/slot_cache_config_test.cpp
+  config/proxy_url_test.cpp
   config/diff_test.cpp
 )
