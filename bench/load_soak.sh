@@ -22,7 +22,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source bench/common.sh
 swapd_port=$(free_port)
 load_port=$(free_port)
 model() {  # id port extra-yaml
@@ -44,10 +44,7 @@ model() {  # id port extra-yaml
 "$bin/swapd" --config "$work/config.yaml" --listen "127.0.0.1:$swapd_port" --log-level warn \
   >"$work/swapd.log" 2>&1 &
 swapd_pid=$!
-for _ in $(seq 100); do
-  curl -fs "127.0.0.1:$swapd_port/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_for_health "$swapd_port"
 body='{"model":"load","prompt":"hello","max_tokens":1}'
 curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" -d "$body" >/dev/null
 cat >"$work/post.lua" <<LUA

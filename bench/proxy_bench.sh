@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source bench/common.sh
 backend_port=$(free_port)
 swapd_port=$(free_port)
 nginx_port=$(free_port)
@@ -54,10 +54,7 @@ models:
     concurrencyLimit: 1000
 YAML
 fi
-for _ in $(seq 100); do
-  curl -fs "127.0.0.1:$swapd_port/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_for_health "$swapd_port"
 # The first request starts the backend.
 curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" -d "$body" >/dev/null
 idle_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
@@ -65,10 +62,7 @@ if [ -n "${BASELINE_SWAPD:-}" ]; then
   "$BASELINE_SWAPD" --config "$work/baseline.yaml" --listen "127.0.0.1:$base_port" \
     --log-level warn >"$work/baseline.log" 2>&1 &
   pids+=("$!")
-  for _ in $(seq 100); do
-    curl -fs "127.0.0.1:$base_port/health" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_for_health "$base_port"
   curl -fs --max-time 60 "127.0.0.1:$base_port/v1/completions" -d "$body" >/dev/null
   targets+=("swapd-before")
 fi

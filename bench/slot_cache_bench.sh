@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source bench/common.sh
 swapd_port=$(free_port)
 model() {  # id, extra flags
   local port
@@ -42,10 +42,7 @@ model() {  # id, extra flags
 "$bin/swapd" --config "$work/config.yaml" --listen "127.0.0.1:$swapd_port" --log-level warn \
   >"$work/swapd.log" 2>&1 &
 swapd_pid=$!
-for _ in $(seq 100); do
-  curl -fs "127.0.0.1:$swapd_port/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_for_health "$swapd_port"
 
 python3 - "$swapd_port" "$words" "$rounds" "$bytes_per_token" "$work/slots" <<'PY'
 import json, os, statistics, sys, time, urllib.request

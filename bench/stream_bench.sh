@@ -22,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 ulimit -n "$(ulimit -Hn)"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source bench/common.sh
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 backend_port=$(free_port)
 swapd_port=$(free_port)
@@ -50,10 +50,7 @@ YAML
   >"$work/swapd.log" 2>&1 &
 swapd_pid=$!
 pids+=("$swapd_pid")
-for _ in $(seq 100); do
-  curl -fs "127.0.0.1:$swapd_port/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_for_health "$swapd_port"
 for m in bench hold; do
   curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" \
     -d "{\"model\":\"$m\",\"prompt\":\"hi\",\"max_tokens\":1}" >/dev/null
