@@ -1,9 +1,12 @@
 #include "daemon/service_notify.h"
 
-#include <systemd/sd-daemon.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstdlib>
+
+#include "daemon/sd_notify.h"
 
 namespace swapd {
 namespace {
@@ -23,6 +26,16 @@ StatusLine& TheStatusLine() {
   return line;
 }
 
+// Sends `state`; the first failure is logged (a unit whose READY=1 never arrives is killed by
+// systemd, and the log should say why), later ones are not, so the heartbeat cannot flood it.
+void Send(const std::string& state) {
+  static std::atomic<bool> failure_logged{false};
+  Result<bool> sent = SdNotify(state);
+  if (!sent.ok() && !failure_logged.exchange(true)) {
+    spdlog::warn("{} (further notify failures are not logged)", sent.status().ToString());
+  }
+}
+
 bool UnderSystemd() {
   const char* socket = std::getenv("NOTIFY_SOCKET");
   return socket != nullptr && *socket != '\0';
@@ -35,7 +48,7 @@ void NotifyPhase(const std::string& phase, const std::string& message) {
   std::lock_guard lock(status.mu);
   status.phase = phase;
   if (!UnderSystemd()) return;
-  sd_notify(0, (message + "\nSTATUS=" + status.TextLocked()).c_str());
+  Send(message + "\nSTATUS=" + status.TextLocked());
 }
 
 std::string MonotonicUsec() {
@@ -93,13 +106,10 @@ std::string ModelsStatusText(const std::vector<ModelSnapshot>& models) {
 ServiceHeartbeat::ServiceHeartbeat(StatusSource models_status, std::chrono::milliseconds poll)
     : models_status_(std::move(models_status)), poll_(poll) {
   if (!UnderSystemd()) return;
-  uint64_t usec = 0;
-  // 0: keep WATCHDOG_USEC/WATCHDOG_PID in the environment; backends inherit them, and
-  // sd_watchdog_enabled() in a backend says no because WATCHDOG_PID (set by systemd) is not its
+  // WATCHDOG_USEC/WATCHDOG_PID stay in the environment; backends inherit them, and a backend
+  // that asks sd_watchdog_enabled() is told no because WATCHDOG_PID (set by systemd) is not its
   // pid.
-  if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
-    watchdog_interval_ = std::chrono::microseconds(usec / 2);
-  }
+  watchdog_interval_ = SdWatchdogTimeout() / 2;
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -123,7 +133,7 @@ void ServiceHeartbeat::Loop() {
   while (!stop_) {
     Clock::time_point now = Clock::now();
     if (watchdog && now >= next_watchdog) {
-      sd_notify(0, "WATCHDOG=1");
+      Send("WATCHDOG=1");
       next_watchdog = now + watchdog_interval_;
     }
     if (now >= next_status) {
@@ -134,7 +144,7 @@ void ServiceHeartbeat::Loop() {
         std::lock_guard status_lock(status.mu);
         if (models != status.models) {
           status.models = models;
-          sd_notify(0, ("STATUS=" + status.TextLocked()).c_str());
+          Send("STATUS=" + status.TextLocked());
         }
       }
       lock.lock();

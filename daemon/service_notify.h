@@ -1,7 +1,8 @@
-// systemd service notifications (sd_notify from libsystemd) for a `Type=notify` unit: READY=1 once
-// listening, RELOADING=1/READY=1 around a reload, STOPPING=1 on shutdown, STATUS= naming the models
-// that run, and WATCHDOG=1 every WatchdogSec/2 (ServiceHeartbeat). Every call is harmless when
-// swapd does not run under systemd (NOTIFY_SOCKET unset): nothing is sent and no thread starts.
+// systemd service notifications for a `Type=notify` unit, over the sd_notify protocol
+// (daemon/sd_notify.h): READY=1 once listening, RELOADING=1/READY=1 around a reload, STOPPING=1
+// on shutdown, STATUS= naming the models that run, and WATCHDOG=1 every WatchdogSec/2
+// (ServiceHeartbeat). Every call is harmless when swapd does not run under systemd (NOTIFY_SOCKET
+// unset): nothing is sent and no thread starts.
 // Thread safe: the Notify* functions may be called from any thread; a ServiceHeartbeat is made and
 // destroyed by one thread (the App) and runs its own thread in between.
 #pragma once
@@ -33,7 +34,7 @@ void NotifyStopping();
 std::string ModelsStatusText(const std::vector<ModelSnapshot>& models);
 
 // A thread that sends WATCHDOG=1 every WatchdogSec/2 when the unit sets WatchdogSec (as
-// sd_watchdog_enabled() reports it: WATCHDOG_USEC set and WATCHDOG_PID unset or swapd's pid), and
+// SdWatchdogTimeout() reports it: WATCHDOG_USEC set and WATCHDOG_PID unset or swapd's pid), and
 // every `poll` asks `models_status` (e.g. ModelsStatusText(router.Snapshot())) and sends STATUS=
 // when the text changed. Both happen on one thread, so if `models_status` hangs (a deadlocked
 // Router) the pings stop and systemd restarts swapd. No thread runs when NOTIFY_SOCKET is unset.

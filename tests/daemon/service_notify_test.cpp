@@ -25,6 +25,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/http_wait.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/swapd_process.h"
 
 namespace swapd::testing {
@@ -139,26 +140,6 @@ class NotifySocket {
   std::condition_variable arrived_;
   std::vector<std::string> messages_;  // Guarded by mu_
   size_t next_ = 0;  // the first message WaitFor has not looked at. Guarded by mu_
-};
-
-// Sets an environment variable for the scope of a test and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
 };
 
 // swapd on an ephemeral loopback port, NOTIFY_SOCKET at `socket`, with `env` on top.
