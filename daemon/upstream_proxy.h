@@ -1,19 +1,15 @@
-// UpstreamProxy: forwards one client request to the backend behind a Lease and streams the answer
-// back. Two paths:
-//  - Buffered, on the calling thread: a request to a JSON route (chat/completions, completions,
-//    embeddings, ...) whose body does not ask for `"stream": true`. The exchange runs inline (no
-//    hand-off to another thread) and the answer is buffered whole, up to kMaxInlineBody; a larger
-//    answer becomes a 502 that says to ask for a stream. A backend that answers SSE anyway is
-//    forwarded buffered (its events arrive at once); if it breaks off, the events received are
-//    forwarded and end with an error event, as on the streaming path.
-//  - Streaming, everything else: status and headers come first, then the body chunk by chunk as
-//    it arrives (SSE is never buffered). The upstream exchange runs on the proxy's own worker pool;
-//    once the HTTP server's thread has sent the headers and waits in its content provider, the
-//    upstream thread writes each chunk to the client itself (before that, a queue bounded at
-//    1 MiB holds them). A slow client thus slows the backend instead of growing memory; a client
-//    that goes away cancels the upstream request.
-// On both paths a backend that fails mid-stream ends an SSE stream with an error event, and a
-// failed non-SSE answer of known length (at most 16 MiB) becomes a 502 with a JSON error body.
+// UpstreamProxy: forwards one client request to the backend behind a Lease and passes the answer
+// back, all on the thread that serves the client (one thread per request): the request goes out
+// on a pooled keep-alive connection (UpstreamConnection), the answer's status and headers come
+// first, then the body:
+//  - buffered: no body, or a body that is not SSE and whose Content-Length is at most
+//    kMaxBufferedBody. Read whole before the client gets anything, so that a backend that fails
+//    mid-body still becomes a clean 502 with a JSON error.
+//  - streamed, everything else: each piece is written to the client as soon as it is read (SSE is
+//    never buffered); a slow client slows the backend instead of growing memory, and a client
+//    that goes away closes the upstream connection, which stops the backend's generation.
+// A backend that fails mid-stream ends an SSE stream with an error event; any other streamed
+// body is cut short, so that the client sees a broken transfer rather than a truncated success.
 // Thread safe.
 #pragma once
 
@@ -26,7 +22,6 @@
 
 #include "backends/router.h"
 #include "daemon/proxy_message.h"
-#include "daemon/thread_pool.h"
 #include "daemon/upstream_client_pool.h"
 #include "daemon/usage_scanner.h"
 
@@ -57,38 +52,37 @@ class UpstreamProxy {
                 std::chrono::seconds idle_timeout = std::chrono::hours(2));
   ~UpstreamProxy();
 
-  // A non-streamed answer larger than this (on the buffered path) is refused with a 502.
-  static constexpr size_t kMaxInlineBody = 64u << 20;
+  // Answers that are not SSE and declare at most this length are buffered (see above).
+  static constexpr size_t kMaxBufferedBody = 16u << 20;
 
   enum class Delivery {
     kDone,     // `res` holds the answer or the error
     kRefused,  // the backend refused the connection: nothing was sent, `res` is untouched
   };
 
-  // Returns once `res` has its status and headers (or an error). On the buffered path `res` then
-  // holds the whole body and `lease` is released; on the streaming path the body is produced by
-  // `res`'s content provider, which holds `lease` until the body is complete or the client left.
-  // With `may_retry`, a refused connection returns kRefused (lease released, nothing recorded)
-  // so that the caller can start the backend again and retry; otherwise it is a 502.
+  // Returns once `res` has its status and headers (or an error). A buffered answer is then in
+  // `res` and `lease` is released; a streamed one is produced by `res`'s content provider, which
+  // holds `lease` until the body is complete or the client left. With `may_retry`, a refused
+  // connection returns kRefused (lease released, nothing recorded) so that the caller can start
+  // the backend again and retry; otherwise it is a 502.
   Delivery Forward(Lease lease, ProxyRequest request, httplib::Response& res,
                    bool may_retry = false);
 
-  // True when `request` takes the buffered path: its target is a JSON route and its body does
-  // not ask for "stream": true. Exposed for tests.
-  static bool RunsInline(const ProxyRequest& request);
-
  private:
   struct Exchange;
-  Delivery ForwardInline(Lease lease, ProxyRequest request, httplib::Response& res, bool may_retry);
-  Delivery ForwardThreaded(Lease lease, ProxyRequest request, httplib::Response& res,
-                           bool may_retry);
-  void RunUpstream(const std::shared_ptr<Exchange>& exchange, ProxyRequest request);
+  // Sends the request and reads the answer's head, on an idle pooled connection when there is
+  // one (sent once more on a new connection if that one turns out to be closed).
+  std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const std::string& head,
+                                           const std::string& body, bool head_request,
+                                           ResponseStart& start, UpstreamFailure& failure);
+  // The client's error for a failed exchange.
+  Status Describe(const std::string& model_id, bool headers_seen,
+                  const UpstreamFailure& failure) const;
 
   FailureDescriber describe_failure_;
   RecordSink on_record_;
-  const std::chrono::seconds idle_timeout_;
-  UpstreamClientPool clients_;
-  GrowingThreadPool workers_;
+  const UpstreamConnection::Timeouts timeouts_;
+  UpstreamClientPool connections_;
 };
 
 }  // namespace swapd

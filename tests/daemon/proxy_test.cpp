@@ -1,6 +1,6 @@
-// Tests of the proxy's two paths: which requests are answered buffered on the server's own thread,
-// what a client gets when that path meets an SSE answer or a crash, and a burst of concurrent
-// clients. Integration cases use the real swapd and fake backends over loopback.
+// Integration tests of the proxy with the real swapd and fake backends over loopback: a request
+// that did not ask for a stream but gets SSE (whole, or breaking off), a burst of concurrent
+// clients, and a backend that goes silent.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -18,39 +18,12 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-ProxyRequest Request(const std::string& method, const std::string& target,
-                     const std::string& body) {
-  ProxyRequest request;
-  request.method = method;
-  request.target = target;
-  request.body = body;
-  return request;
-}
-
 // A chat body whose "stream" key is spelled with a JSON escape: the backend's parser reads it as
 // "stream": true, the proxy's scan does not, so the request takes the buffered path and the
 // backend answers SSE anyway.
 std::string DisguisedStreamBody(const std::string& model, int max_tokens) {
   return R"({"model":")" + model + R"(","\u0073tream":true,"max_tokens":)" +
          std::to_string(max_tokens) + R"(,"messages":[{"role":"user","content":"hi"}]})";
-}
-
-TEST_CASE("JSON routes without \"stream\": true take the buffered path", "[unit][proxy]") {
-  using P = UpstreamProxy;
-  CHECK(P::RunsInline(Request("POST", "/v1/chat/completions", R"({"model":"m"})")));
-  CHECK(P::RunsInline(Request("POST", "/v1/completions?a=b", R"({"model":"m","stream":false})")));
-  CHECK(P::RunsInline(Request("POST", "/v1/embeddings", R"({"input":"\"stream\": true"})")));
-  CHECK(P::RunsInline(Request("POST", "/completion", R"({"prompt":"x","n_predict":4})")));
-  CHECK(P::RunsInline(Request("POST", "/v1/rerank", R"({"query":"q","documents":[]})")));
-
-  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/chat/completions", R"({"stream":true})")));
-  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/chat/completions", "{\"stream\" :\n true}")));
-  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/completions", R"({"a":1, "stream":  true})")));
-  // Audio of unknown length, other methods and other paths always stream.
-  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/audio/speech", R"({"input":"hello"})")));
-  CHECK_FALSE(P::RunsInline(Request("GET", "/v1/chat/completions", "")));
-  CHECK_FALSE(P::RunsInline(Request("POST", "/props", "{}")));
-  CHECK_FALSE(P::RunsInline(Request("POST", "/v1/chat/completions/x", "{}")));
 }
 
 TEST_CASE("a non-streamed request whose backend answers SSE gets the events",

@@ -10,6 +10,7 @@ list(APPEND SWAPD_TEST_SOURCES daemon/service_notify_test.cpp daemon/sd_notify_t
 list(APPEND SWAPD_TEST_SOURCES daemon/docker_config_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/reload_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/logs_metrics_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/proxy_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/proxy_test.cpp daemon/http1_response_test.cpp
+  daemon/upstream_connection_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/slot_cache_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/fault_test.cpp)

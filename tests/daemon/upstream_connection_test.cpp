@@ -1,0 +1,165 @@
+// Tests of UpstreamConnection and UpstreamClientPool against a scripted backend: a loopback
+// listener on an ephemeral port whose one connection answers with fixed bytes, so that the
+// cases a real llama-server rarely shows (closing an idle keep-alive connection, silence, stray
+// bytes, refusal) happen on demand.
+#include "daemon/upstream_connection.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <future>
+#include <thread>
+
+#include "daemon/upstream_client_pool.h"
+
+namespace swapd {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A listener on 127.0.0.1:0 that accepts one connection, reads the request head, writes
+// `answer`, then closes the connection (`close_after`) or keeps it open until destroyed.
+class ScriptedBackend {
+ public:
+  ScriptedBackend(std::string answer, bool close_after) {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    REQUIRE(bind(listener_, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    REQUIRE(listen(listener_, 4) == 0);
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    server_ = std::async(std::launch::async, [this, answer = std::move(answer), close_after] {
+      int fd = accept(listener_, nullptr, nullptr);
+      if (fd < 0) return std::string();
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        long n = read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        request.append(buf, static_cast<size_t>(n));
+      }
+      if (!answer.empty()) (void)!write(fd, answer.data(), answer.size());
+      if (close_after) {
+        close(fd);
+      } else {
+        connection_ = fd;
+      }
+      return request;
+    });
+  }
+  ~ScriptedBackend() {
+    shutdown(listener_, SHUT_RDWR);
+    close(listener_);
+    if (server_.valid()) server_.wait();
+    if (connection_ >= 0) close(connection_);
+  }
+  ProxyUrl url() const {
+    return ProxyUrl{"http://127.0.0.1:" + std::to_string(port_), "", "127.0.0.1", port_};
+  }
+  std::string request() { return server_.get(); }
+
+ private:
+  int listener_ = -1;
+  int port_ = 0;
+  int connection_ = -1;
+  std::future<std::string> server_;
+};
+
+// Sends a GET and reads the whole answer; returns the body.
+std::string Exchange(UpstreamConnection& c, UpstreamFailure& failure) {
+  ResponseStart start;
+  std::string body;
+  if (!c.Send("GET /x HTTP/1.1\r\nHost: h\r\n\r\n", "", failure)) return body;
+  if (!c.ReadHead(false, start, failure)) return body;
+  for (bool done = false; !done;) {
+    std::string_view piece;
+    if (!c.ReadBody(piece, done, failure)) break;
+    body.append(piece);
+  }
+  return body;
+}
+
+TEST_CASE("a connection the backend closed while idle is not reused", "[unit][proxy]") {
+  ScriptedBackend backend("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true);
+  UpstreamFailure failure;
+  auto c = UpstreamConnection::Open(backend.url(), {}, failure);
+  REQUIRE(c);
+  CHECK(Exchange(*c, failure) == "ok");
+  CHECK(failure.ok());
+  CHECK(c->Reusable());  // the answer kept the connection alive...
+  CHECK_THAT(backend.request(), Catch::StartsWith("GET /x HTTP/1.1\r\n"));
+  // ...but the backend has closed it since: the pool drops it instead of handing it out.
+  UpstreamClientPool pool;
+  pool.GiveBack(backend.url().origin, std::move(c));
+  CHECK(pool.Take(backend.url().origin) == nullptr);
+}
+
+TEST_CASE("a kept-alive connection goes back to the pool and out again", "[unit][proxy]") {
+  ScriptedBackend backend(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", false);
+  UpstreamFailure failure;
+  auto c = UpstreamConnection::Open(backend.url(), {}, failure);
+  REQUIRE(c);
+  CHECK(Exchange(*c, failure) == "ok");
+  UpstreamConnection* raw = c.get();
+  UpstreamClientPool pool;
+  pool.GiveBack(backend.url().origin, std::move(c));
+  CHECK(pool.Take(backend.url().origin).get() == raw);
+  CHECK(pool.Take(backend.url().origin) == nullptr);
+}
+
+TEST_CASE("stray bytes after an answer make its connection unusable", "[unit][proxy]") {
+  ScriptedBackend backend("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK", false);
+  UpstreamFailure failure;
+  auto c = UpstreamConnection::Open(backend.url(), {}, failure);
+  REQUIRE(c);
+  CHECK(Exchange(*c, failure) == "ok");
+  CHECK_FALSE(c->Reusable());
+}
+
+TEST_CASE("refusal, silence and a cut answer are told apart", "[unit][proxy]") {
+  UpstreamFailure failure;
+  ProxyUrl nowhere;
+  {
+    ScriptedBackend closed("", true);
+    nowhere = closed.url();
+  }  // the port is free again: nothing listens
+  CHECK(UpstreamConnection::Open(nowhere, {}, failure) == nullptr);
+  CHECK(failure.kind == UpstreamFailure::Kind::kRefused);
+  CHECK_THAT(failure.text, Catch::Contains("refused"));
+
+  ScriptedBackend silent("", false);
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.read = 1s;
+  failure = {};
+  auto c = UpstreamConnection::Open(silent.url(), timeouts, failure);
+  REQUIRE(c);
+  Exchange(*c, failure);
+  CHECK(failure.kind == UpstreamFailure::Kind::kTimeout);
+  CHECK_FALSE(c->received_any());
+
+  ScriptedBackend cut("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", true);
+  failure = {};
+  c = UpstreamConnection::Open(cut.url(), {}, failure);
+  REQUIRE(c);
+  CHECK(Exchange(*c, failure) == "short");
+  CHECK(failure.kind == UpstreamFailure::Kind::kClosed);
+  CHECK(c->received_any());
+
+  ScriptedBackend garbage("SSH-2.0-OpenSSH\r\n\r\n", true);
+  failure = {};
+  c = UpstreamConnection::Open(garbage.url(), {}, failure);
+  REQUIRE(c);
+  Exchange(*c, failure);
+  CHECK(failure.kind == UpstreamFailure::Kind::kMalformed);
+  CHECK_THAT(failure.text, Catch::Contains("bad status line"));
+}
+
+}  // namespace
+}  // namespace swapd
