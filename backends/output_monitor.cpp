@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 
@@ -13,6 +14,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kLinger = std::chrono::seconds(2);  // reading after the exit, at most
 constexpr size_t kReadChunk = 64 * 1024;
+// After CoalesceReads(), while the child writes little, its output is read at most once per
+// kCoalesce: a ready backend that logs a line per request (llama-server does) would otherwise wake
+// this thread for every request. The first output after a quiet spell is still read at once, and
+// a read of kFlood bytes or more is followed by the next at once, so the pipe (64 KiB) never
+// fills because of the pause.
+constexpr auto kCoalesce = std::chrono::milliseconds(10);
+constexpr size_t kFlood = 8 * 1024;
 
 }  // namespace
 
@@ -22,6 +30,7 @@ struct OutputMonitor::Shared {
   LineSplitter splitter;
   std::function<void()> on_output;
   std::function<void()> on_exit;
+  std::atomic<bool> coalesce{false};  // CoalesceReads() was called
 
   Shared(std::shared_ptr<ChildProcess> c, LineSplitter::LineFn on_line)
       : child(std::move(c)), splitter(std::move(on_line)) {
@@ -32,9 +41,16 @@ struct OutputMonitor::Shared {
   }
 
   // Reads what the pipe has now, up to `max_bytes`. Returns false at EOF (or a read error).
-  bool Drain(size_t max_bytes) {
+  bool Drain(size_t max_bytes, size_t* read_bytes = nullptr) {
     char buf[kReadChunk];
     size_t total = 0;
+    struct Report {  // tells the caller how much was read, whichever way this returns
+      size_t& total;
+      size_t* out;
+      ~Report() {
+        if (out) *out = total;
+      }
+    } report{total, read_bytes};
     while (total < max_bytes) {
       ssize_t n = ::read(child->output_fd(), buf, sizeof(buf));
       if (n > 0) {
@@ -53,17 +69,22 @@ struct OutputMonitor::Shared {
     bool exited = false;
     bool woken = false;
     Clock::time_point linger_until;
+    Clock::time_point next_read;  // output is not read before this (kCoalesce)
     for (;;) {
-      if (exited && (!out_open || woken || Clock::now() >= linger_until)) break;
+      const Clock::time_point now = Clock::now();
+      if (exited && (!out_open || woken || now >= linger_until)) break;
+      const bool out_resting =
+          out_open && !exited && coalesce.load(std::memory_order_relaxed) && now < next_read;
       struct pollfd fds[3];
       int nfds = 0;
       int out_i = -1, exit_i = -1, wake_i = -1;
-      if (out_open) out_i = nfds, fds[nfds++] = {child->output_fd(), POLLIN, 0};
+      if (out_open && !out_resting) out_i = nfds, fds[nfds++] = {child->output_fd(), POLLIN, 0};
       if (!exited) exit_i = nfds, fds[nfds++] = {child->exit_fd(), POLLIN, 0};
       if (!woken) wake_i = nfds, fds[nfds++] = {wake_fd, POLLIN, 0};
       int timeout = -1;
-      if (exited) {
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(linger_until - Clock::now());
+      if (exited || out_resting) {
+        auto left =
+            std::chrono::ceil<std::chrono::milliseconds>((exited ? linger_until : next_read) - now);
         timeout = static_cast<int>(std::max<long>(0, left.count()));
       }
       if (::poll(fds, static_cast<nfds_t>(nfds), timeout) < 0) {
@@ -71,8 +92,10 @@ struct OutputMonitor::Shared {
         break;
       }
       if (out_i >= 0 && fds[out_i].revents != 0) {
-        out_open = Drain(1 << 20);  // bounded, so an exit is not starved by a flood
+        size_t bytes = 0;
+        out_open = Drain(1 << 20, &bytes);  // bounded, so an exit is not starved by a flood
         if (!exited && on_output) on_output();
+        if (bytes < kFlood) next_read = Clock::now() + kCoalesce;
       }
       if (exit_i >= 0 && fds[exit_i].revents != 0) {
         // Its last words are in the pipe already: read them before reporting.
@@ -90,6 +113,8 @@ struct OutputMonitor::Shared {
     splitter.Flush();
   }
 };
+
+void OutputMonitor::CoalesceReads() { shared_->coalesce.store(true, std::memory_order_relaxed); }
 
 OutputMonitor::OutputMonitor(std::shared_ptr<ChildProcess> child, LineSplitter::LineFn on_line,
                              std::function<void()> on_output, std::function<void()> on_exit)

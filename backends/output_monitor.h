@@ -33,6 +33,11 @@ class OutputMonitor {
   // (from inside on_exit), it detaches instead; the thread keeps what it needs alive.
   void Finish();
 
+  // From now on, while the child writes little, its output is read at most every 10 ms instead
+  // of as each line arrives (fewer wake-ups when a ready backend logs a line per request). Call
+  // once nothing waits on output any more (readiness); a flood is still read at once.
+  void CoalesceReads();
+
  private:
   struct Shared;
   std::shared_ptr<Shared> shared_;

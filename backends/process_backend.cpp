@@ -96,6 +96,8 @@ void ProcessBackend::Transition(BackendState to) {
   spdlog::debug("model {}: {} -> {}", model_.id, ToString(state_), ToString(to));
   state_ = to;
   since_ = Clock::now();
+  // Ready: output no longer announces anything, so the monitor may read it in batches.
+  if (to == BackendState::kReady && proc_) proc_->monitor->CoalesceReads();
   cv_.notify_all();
 }
 
