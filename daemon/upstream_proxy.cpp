@@ -112,7 +112,7 @@ Status UpstreamProxy::Describe(const std::string& model_id, bool headers_seen,
 std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
                                                         const std::string& head,
                                                         const std::string& body, bool head_request,
-                                                        ResponseStart& start,
+                                                        bool idempotent, ResponseStart& start,
                                                         UpstreamFailure& failure) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     failure = UpstreamFailure();
@@ -121,13 +121,17 @@ std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
     const bool reused = connection != nullptr;
     if (!reused) connection = UpstreamConnection::Open(url, timeouts_, failure);
     if (!connection) return nullptr;
-    if (connection->Send(head, body, failure) &&
-        connection->ReadHead(head_request, start, failure)) {
-      return connection;
+    const bool sent = connection->Send(head, body, failure);
+    if (sent && connection->ReadHead(head_request, start, failure)) return connection;
+    // A reused connection that could not take the request, or that closed without a byte of
+    // answer to a request that may safely be sent twice, was most likely closed by the backend
+    // while it sat idle: the request goes once more on a new one. Not a POST the backend may
+    // have received: if that killed it, sending it again would restart the model for a request
+    // that kills it again (and a backend that dies gets a 502 naming its exit).
+    if (!reused || connection->received_any() || failure.kind == Kind::kTimeout ||
+        (sent && !idempotent)) {
+      return nullptr;
     }
-    // A reused connection that fails before any answer was, most likely, closed by the backend
-    // while it sat idle: the request goes once more on a new one.
-    if (!reused || connection->received_any() || failure.kind == Kind::kTimeout) return nullptr;
   }
   return nullptr;
 }
@@ -139,8 +143,10 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request
   ex->origin = url.origin;
   ResponseStart start;
   UpstreamFailure failure;
+  const bool idempotent =
+      request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
   ex->connection = Open(url, UpstreamRequestHead(url, request), request.body,
-                        request.method == "HEAD", start, failure);
+                        request.method == "HEAD", idempotent, start, failure);
   if (!ex->connection) {
     if (may_retry && failure.kind == Kind::kRefused) {
       ex->lease.Release();

@@ -71,10 +71,11 @@ class UpstreamProxy {
  private:
   struct Exchange;
   // Sends the request and reads the answer's head, on an idle pooled connection when there is
-  // one (sent once more on a new connection if that one turns out to be closed).
+  // one (sent once more on a new connection if that one turns out to be closed; see the .cpp).
   std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const std::string& head,
                                            const std::string& body, bool head_request,
-                                           ResponseStart& start, UpstreamFailure& failure);
+                                           bool idempotent, ResponseStart& start,
+                                           UpstreamFailure& failure);
   // The client's error for a failed exchange.
   Status Describe(const std::string& model_id, bool headers_seen,
                   const UpstreamFailure& failure) const;
