@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -116,7 +117,9 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
   int error = 0;
   for (addrinfo* ai = addresses; ai != nullptr && fd < 0; ai = ai->ai_next) {
     fd = ConnectOne(*ai, timeouts.connect);
-    if (fd < 0 && (error == 0 || error == ECONNREFUSED)) error = errno;
+    // A refusal wins: that address is up and nothing listens (e.g. "localhost" as ::1 without
+    // IPv6, then 127.0.0.1 refused), which is what the caller acts on.
+    if (fd < 0 && (error == 0 || errno == ECONNREFUSED)) error = errno;
   }
   freeaddrinfo(addresses);
   if (fd < 0) {
@@ -130,11 +133,17 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
     SetTimeout(fd, SO_RCVTIMEO, timeouts.connect);
     SSL_CTX* ctx = TlsContext();
     ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
-    bool ok = ssl != nullptr && SSL_set_fd(ssl, fd) == 1 && SSL_set1_host(ssl, url.host.c_str());
     in6_addr ip;
     const bool is_ip = inet_pton(AF_INET6, url.host.c_str(), &ip) == 1 ||
                        inet_pton(AF_INET, url.host.c_str(), &ip) == 1;
-    if (ok && !is_ip) ok = SSL_set_tlsext_host_name(ssl, url.host.c_str()) == 1;
+    bool ok = ssl != nullptr && SSL_set_fd(ssl, fd) == 1;
+    // The certificate must name the host: an IP address in an IP entry, a name in a DNS entry
+    // (and the name goes out as SNI).
+    if (ok && is_ip) ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host.c_str()) == 1;
+    if (ok && !is_ip) {
+      ok = SSL_set1_host(ssl, url.host.c_str()) == 1 &&
+           SSL_set_tlsext_host_name(ssl, url.host.c_str()) == 1;
+    }
     if (!ok || SSL_connect(ssl) != 1) {
       Failed(failure, Kind::kConnect, "TLS with " + where + ": " + TlsErrorText());
       if (ssl != nullptr) SSL_free(ssl);

@@ -147,33 +147,41 @@ TEST_CASE("--upstream-idle-timeout fails a backend that goes silent, before or m
 TEST_CASE("an https backend is reached over TLS, its certificate verified",
           "[integration][proxy]") {
   // The backend is `openssl s_server -WWW` (serves files of its directory, HTTP/1.0, the body
-  // ends when the connection closes) with a certificate for "localhost" that swapd is told to
-  // trust through SSL_CERT_FILE, as OpenSSL's default verify paths allow.
+  // ends when the connection closes) with a certificate for "localhost" and 127.0.0.1 that swapd
+  // is told to trust through SSL_CERT_FILE, as OpenSSL's default verify paths allow.
   char dir_template[] = "/tmp/swapd-tls-XXXXXX";
   REQUIRE(::mkdtemp(dir_template) != nullptr);
   const std::filesystem::path dir = dir_template;
   const std::string make_cert =
       "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
-      " -addext subjectAltName=DNS:localhost -keyout " +
+      " -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
       (dir / "key.pem").string() + " -out " + (dir / "cert.pem").string() + " >/dev/null 2>&1";
   REQUIRE(std::system(make_cert.c_str()) == 0);
   std::ofstream(dir / "health") << "ok\n";
   std::ofstream(dir / "hello.txt") << "hello over TLS\n";
 
+  // Two models on the same backend command (the default group swaps one for the other): one
+  // reached by name, one by IP address, each checked against the certificate's matching entry.
   const int port = FreeLoopbackPort();
+  const std::string cmd =
+      "sh -c \"cd " + dir.string() +
+      " && exec openssl s_server -quiet -WWW -accept 127.0.0.1:" + std::to_string(port) +
+      " -cert cert.pem -key key.pem\"";
   const std::string yaml =
       "models:\n"
       "  tls-m:\n"
-      "    cmd: sh -c \"cd " +
-      dir.string() +
-      " && exec openssl s_server -quiet -WWW"
-      " -accept 127.0.0.1:" +
-      std::to_string(port) +
-      " -cert cert.pem -key key.pem\"\n"
+      "    cmd: " +
+      cmd +
+      "\n"
       "    proxy: https://localhost:" +
       std::to_string(port) +
       "\n"
-      "    checkEndpoint: /health\n";
+      "  tls-ip:\n"
+      "    cmd: " +
+      cmd +
+      "\n"
+      "    proxy: https://127.0.0.1:" +
+      std::to_string(port) + "\n";
   auto swapd = StartSwapd(yaml, {}, {"SSL_CERT_FILE=" + (dir / "cert.pem").string()});
   REQUIRE(swapd.ok());
   INFO(swapd.value().process->Output());
@@ -182,6 +190,9 @@ TEST_CASE("an https backend is reached over TLS, its certificate verified",
   CHECK(r.body == "hello over TLS\n");
   // Once more: a body read until close leaves no connection to reuse, so this is a new one.
   CHECK(HttpGet(swapd.value().base_url, "/upstream/tls-m/health", 60s).body == "ok\n");
+  r = HttpGet(swapd.value().base_url, "/upstream/tls-ip/hello.txt", 60s);
+  CHECK(r.status == 200);
+  CHECK(r.body == "hello over TLS\n");
   std::filesystem::remove_all(dir);
 }
 
