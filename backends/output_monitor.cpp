@@ -40,17 +40,13 @@ struct OutputMonitor::Shared {
     if (wake_fd >= 0) ::close(wake_fd);
   }
 
-  // Reads what the pipe has now, up to `max_bytes`. Returns false at EOF (or a read error).
+  // Reads what the pipe has now, up to `max_bytes`, counting them in `*read_bytes` (if given).
+  // Returns false at EOF (or a read error).
   bool Drain(size_t max_bytes, size_t* read_bytes = nullptr) {
     char buf[kReadChunk];
-    size_t total = 0;
-    struct Report {  // tells the caller how much was read, whichever way this returns
-      size_t& total;
-      size_t* out;
-      ~Report() {
-        if (out) *out = total;
-      }
-    } report{total, read_bytes};
+    size_t unused = 0;
+    size_t& total = read_bytes != nullptr ? *read_bytes : unused;
+    total = 0;
     while (total < max_bytes) {
       ssize_t n = ::read(child->output_fd(), buf, sizeof(buf));
       if (n > 0) {

@@ -17,7 +17,8 @@ ProxyUrl ParseProxyUrl(const std::string& proxy_url) {
     url.path_prefix = proxy_url.substr(path_start);
     while (!url.path_prefix.empty() && url.path_prefix.back() == '/') url.path_prefix.pop_back();
   }
-  const std::string authority = url.origin.substr(std::min(host_start, url.origin.size()));
+  url.authority = url.origin.substr(std::min(host_start, url.origin.size()));
+  const std::string& authority = url.authority;
   std::string port_text;
   if (!authority.empty() && authority.front() == '[') {  // [::1]:8080
     const size_t close = authority.find(']');

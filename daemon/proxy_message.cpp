@@ -40,7 +40,7 @@ std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request
   head += url.path_prefix;
   head += request.target;
   head += " HTTP/1.1\r\nHost: ";
-  head += url.origin.substr(std::min(url.origin.find("://") + 3, url.origin.size()));
+  head += url.authority;
   head += "\r\n";
   for (const auto& [name, value] : request.headers) {
     if (IsHopByHop(name)) continue;

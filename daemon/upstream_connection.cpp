@@ -32,10 +32,6 @@ bool Failed(UpstreamFailure& failure, Kind kind, std::string text) {
   return false;
 }
 
-std::string Authority(const ProxyUrl& url) {
-  return url.origin.substr(std::min(url.origin.find("://") + 3, url.origin.size()));
-}
-
 bool IsTls(const ProxyUrl& url) { return url.origin.rfind("https://", 0) == 0; }
 
 void SetTimeout(int fd, int option, std::chrono::seconds timeout) {
@@ -103,7 +99,7 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
                                                              UpstreamFailure& failure) {
   const bool tls = IsTls(url);
   const std::string port = std::to_string(url.port != 0 ? url.port : tls ? 443 : 80);
-  const std::string where = Authority(url);
+  const std::string& where = url.authority;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -152,11 +148,10 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
     }
   }
   SetTimeout(fd, SO_RCVTIMEO, timeouts.read);
-  return std::unique_ptr<UpstreamConnection>(new UpstreamConnection(fd, ssl, timeouts));
+  return std::unique_ptr<UpstreamConnection>(new UpstreamConnection(fd, ssl));
 }
 
-UpstreamConnection::UpstreamConnection(int fd, SSL* ssl, const Timeouts& timeouts)
-    : fd_(fd), ssl_(ssl), timeouts_(timeouts) {}
+UpstreamConnection::UpstreamConnection(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
 
 UpstreamConnection::~UpstreamConnection() {
   if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: the backend needs none
@@ -183,7 +178,6 @@ bool UpstreamConnection::RawWrite(std::string_view data, UpstreamFailure& failur
 
 bool UpstreamConnection::Send(std::string_view head, std::string_view body,
                               UpstreamFailure& failure) {
-  ++requests_;
   received_any_ = false;
   body_ = BodyDecoder();
   if (ssl_ != nullptr || body.empty()) {

@@ -68,11 +68,9 @@ class UpstreamConnection {
   // Whether any byte of the current answer has arrived (a reused connection that fails before
   // that was most likely closed by the backend while idle: the request can be sent again).
   bool received_any() const { return received_any_; }
-  // How many requests this connection has carried before the current one.
-  int reuse_count() const { return requests_ - 1; }
 
  private:
-  UpstreamConnection(int fd, SSL* ssl, const Timeouts& timeouts);
+  UpstreamConnection(int fd, SSL* ssl);
   // Reads more bytes into the buffer; 0 on EOF.
   long Fill(UpstreamFailure& failure);
   long RawRead(char* data, size_t size);
@@ -80,7 +78,6 @@ class UpstreamConnection {
 
   int fd_;
   SSL* ssl_;  // null for plain TCP
-  Timeouts timeouts_;
   std::string_view Buffered() const { return {buffer_.get() + begin_, end_ - begin_}; }
 
   std::unique_ptr<char[]> buffer_;  // bytes read: [begin_, end_) not yet consumed
@@ -91,7 +88,6 @@ class UpstreamConnection {
   bool keep_alive_ = false;
   bool eof_ = false;
   bool received_any_ = false;
-  int requests_ = 0;
 };
 
 }  // namespace swapd

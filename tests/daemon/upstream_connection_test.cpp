@@ -59,9 +59,7 @@ class ScriptedBackend {
     if (server_.valid()) server_.wait();
     if (connection_ >= 0) close(connection_);
   }
-  ProxyUrl url() const {
-    return ProxyUrl{"http://127.0.0.1:" + std::to_string(port_), "", "127.0.0.1", port_};
-  }
+  ProxyUrl url() const { return ParseProxyUrl("http://127.0.0.1:" + std::to_string(port_)); }
   std::string request() { return server_.get(); }
 
  private:
@@ -70,6 +68,17 @@ class ScriptedBackend {
   int connection_ = -1;
   std::future<std::string> server_;
 };
+
+// A connection to `backend` (the test stops if it cannot be made); `failure` starts clear.
+std::unique_ptr<UpstreamConnection> Connect(const ScriptedBackend& backend,
+                                            UpstreamFailure& failure,
+                                            UpstreamConnection::Timeouts timeouts = {}) {
+  failure = {};
+  auto c = UpstreamConnection::Open(backend.url(), timeouts, failure);
+  INFO(failure.text);
+  REQUIRE(c);
+  return c;
+}
 
 // Sends a GET and reads the whole answer; returns the body.
 std::string Exchange(UpstreamConnection& c, UpstreamFailure& failure) {
@@ -88,8 +97,7 @@ std::string Exchange(UpstreamConnection& c, UpstreamFailure& failure) {
 TEST_CASE("a connection the backend closed while idle is not reused", "[unit][proxy]") {
   ScriptedBackend backend("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true);
   UpstreamFailure failure;
-  auto c = UpstreamConnection::Open(backend.url(), {}, failure);
-  REQUIRE(c);
+  auto c = Connect(backend, failure);
   CHECK(Exchange(*c, failure) == "ok");
   CHECK(failure.ok());
   CHECK(c->Reusable());  // the answer kept the connection alive...
@@ -104,8 +112,7 @@ TEST_CASE("a kept-alive connection goes back to the pool and out again", "[unit]
   ScriptedBackend backend(
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", false);
   UpstreamFailure failure;
-  auto c = UpstreamConnection::Open(backend.url(), {}, failure);
-  REQUIRE(c);
+  auto c = Connect(backend, failure);
   CHECK(Exchange(*c, failure) == "ok");
   UpstreamConnection* raw = c.get();
   UpstreamClientPool pool;
@@ -117,8 +124,7 @@ TEST_CASE("a kept-alive connection goes back to the pool and out again", "[unit]
 TEST_CASE("stray bytes after an answer make its connection unusable", "[unit][proxy]") {
   ScriptedBackend backend("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK", false);
   UpstreamFailure failure;
-  auto c = UpstreamConnection::Open(backend.url(), {}, failure);
-  REQUIRE(c);
+  auto c = Connect(backend, failure);
   CHECK(Exchange(*c, failure) == "ok");
   CHECK_FALSE(c->Reusable());
 }
@@ -137,25 +143,19 @@ TEST_CASE("refusal, silence and a cut answer are told apart", "[unit][proxy]") {
   ScriptedBackend silent("", false);
   UpstreamConnection::Timeouts timeouts;
   timeouts.read = 1s;
-  failure = {};
-  auto c = UpstreamConnection::Open(silent.url(), timeouts, failure);
-  REQUIRE(c);
+  auto c = Connect(silent, failure, timeouts);
   Exchange(*c, failure);
   CHECK(failure.kind == UpstreamFailure::Kind::kTimeout);
   CHECK_FALSE(c->received_any());
 
   ScriptedBackend cut("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", true);
-  failure = {};
-  c = UpstreamConnection::Open(cut.url(), {}, failure);
-  REQUIRE(c);
+  c = Connect(cut, failure);
   CHECK(Exchange(*c, failure) == "short");
   CHECK(failure.kind == UpstreamFailure::Kind::kClosed);
   CHECK(c->received_any());
 
   ScriptedBackend garbage("SSH-2.0-OpenSSH\r\n\r\n", true);
-  failure = {};
-  c = UpstreamConnection::Open(garbage.url(), {}, failure);
-  REQUIRE(c);
+  c = Connect(garbage, failure);
   Exchange(*c, failure);
   CHECK(failure.kind == UpstreamFailure::Kind::kMalformed);
   CHECK_THAT(failure.text, Catch::Contains("bad status line"));
