@@ -45,12 +45,13 @@ body='{"model":"bench","prompt":"hello","max_tokens":1}'
 targets=("direct" "nginx" "swapd")
 if [ -n "${BASELINE_SWAPD:-}" ]; then
   base_port=$(free_port)
-  # Its "backend" is a sleeper; the proxy URL is the backend the first swapd started.
+  base_backend_port=$(free_port)
+  # Its own fake backend, like the first (swapd refuses a backend port that is already taken).
   cat >"$work/baseline.yaml" <<YAML
 models:
   bench:
-    cmd: /bin/sleep 100000
-    proxy: http://127.0.0.1:$backend_port
+    cmd: $bin/fake-llama-server --port $base_backend_port --model bench
+    proxy: http://127.0.0.1:$base_backend_port
     concurrencyLimit: 1000
 YAML
 fi

@@ -123,12 +123,12 @@ void HttpServer::HandleApiModels(const httplib::Request&, httplib::Response& res
   res.set_content(nlohmann::json{{"models", models}}.dump(), "application/json");
 }
 
-void HttpServer::HandleUnload(const httplib::Request& req, httplib::Response& res) {
-  std::string model_id;
-  if (req.matches.size() > 1) {
+void HttpServer::HandleUnload(httplib::Response& res, const std::string& model_name) {
+  std::string model_id;  // "": all models
+  if (!model_name.empty()) {
     auto cfg = config();
-    const ModelConfig* model = cfg->FindModel(req.matches[1].str());
-    if (!model) return SetErrorResponse(res, UnknownModelError(req.matches[1].str()));
+    const ModelConfig* model = cfg->FindModel(model_name);
+    if (!model) return SetErrorResponse(res, UnknownModelError(model_name));
     model_id = model->id;
   }
   router_.Unload(model_id);

@@ -3,53 +3,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "daemon/http1_syntax.h"
+
 namespace swapd {
 namespace {
 
 constexpr size_t kMaxLine = 8192;  // a chunk-size or trailer line longer than this is malformed
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// The last element of a comma-separated list such as "gzip, chunked".
-std::string_view LastListElement(std::string_view list) {
-  size_t comma = list.rfind(',');
-  return Trim(comma == std::string_view::npos ? list : list.substr(comma + 1));
-}
-
-bool ListContains(std::string_view list, std::string_view token) {
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    if (EqualsIgnoreCase(Trim(list.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 Status Malformed(const std::string& what) {
   return Status::Error(ErrorCode::kBackendFailed,
                        "malformed HTTP response from the backend: " + what);
-}
-
-bool ParseDecimal(std::string_view s, uint64_t& out) {
-  if (s.empty() || s.size() > 18) return false;
-  out = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    out = out * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return true;
 }
 
 }  // namespace
@@ -90,13 +53,11 @@ Result<ResponseStart> ParseResponseHead(std::string_view head, bool head_request
     std::string_view line = head.substr(pos, eol == std::string_view::npos ? eol : eol - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) break;
-    size_t colon = line.find(':');
-    if (colon == 0 || colon == std::string_view::npos || line[0] == ' ' || line[0] == '\t' ||
-        line[colon - 1] == ' ' || line[colon - 1] == '\t') {
+    std::string_view name;
+    std::string_view value;
+    if (!SplitFieldLine(line, name, value)) {
       return Malformed("bad header line \"" + std::string(line.substr(0, 80)) + "\"");
     }
-    std::string_view name = line.substr(0, colon);
-    std::string_view value = Trim(line.substr(colon + 1));
     if (EqualsIgnoreCase(name, "Content-Length")) {
       uint64_t length = 0;
       if (!ParseDecimal(value, length) || (has_length && length != start.content_length)) {
@@ -186,7 +147,7 @@ std::string_view BodyDecoder::Next(std::string_view& in) {
       case State::kChunkSize: {
         if (!TakeLine(in)) break;
         std::string_view digits(line_);
-        digits = Trim(digits.substr(0, digits.find(';')));
+        digits = TrimWhitespace(digits.substr(0, digits.find(';')));
         if (digits.empty() || digits.size() > 15) return Fail("bad chunk size \"" + line_ + "\"");
         uint64_t size = 0;
         for (char c : digits) {

@@ -4,18 +4,16 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <thread>
 
 #include "daemon/auth.h"
 #include "daemon/filters.h"
+#include "daemon/http1_server.h"
 #include "daemon/http_error.h"
-#include "daemon/listen_backlog.h"
 #include "daemon/metrics.h"
 #include "daemon/model_id.h"
-#include "daemon/thread_pool.h"
+#include "daemon/multipart.h"
 #include "daemon/upstream_proxy.h"
 
 namespace swapd {
@@ -23,6 +21,8 @@ namespace {
 
 // More request headers than any client sends; beyond it 431.
 constexpr size_t kMaxRequestHeaders = 256;
+// An idle keep-alive connection is closed after this long (it holds no thread meanwhile).
+constexpr auto kIdleTimeout = std::chrono::seconds(60);
 
 // The POST routes whose JSON body names the model (llama-swap's list).
 constexpr const char* kJsonRoutes[] = {
@@ -37,42 +37,18 @@ std::optional<std::string> QueryModel(const httplib::Request& req) {
   return req.get_param_value("model");
 }
 
-std::string RandomBoundary() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string b = "swapd-";
-  for (int i = 0; i < 24; ++i) b.push_back(digits[rng() % 36]);
-  return b;
-}
-
-// Rebuilds a multipart/form-data body from the fields cpp-httplib parsed (it does not keep the
-// raw body of a multipart request).
-std::string BuildMultipart(const httplib::MultipartFormDataMap& files, const std::string& boundary,
-                           const std::string& model_override) {
-  std::string body;
-  for (const auto& [name, part] : files) {
-    body += "--" + boundary + "\r\n";
-    body += "Content-Disposition: form-data; name=\"" + part.name + "\"";
-    if (!part.filename.empty()) body += "; filename=\"" + part.filename + "\"";
-    body += "\r\n";
-    if (!part.content_type.empty()) body += "Content-Type: " + part.content_type + "\r\n";
-    body += "\r\n";
-    body += (name == "model" && !model_override.empty()) ? model_override : part.content;
-    body += "\r\n";
-  }
-  body += "--" + boundary + "--\r\n";
-  return body;
-}
-
 }  // namespace
 
 HttpServer::HttpServer(std::shared_ptr<const Config> config, Router& router, Metrics* metrics,
                        HttpServerSettings settings)
-    : router_(router),
-      metrics_(metrics),
-      settings_(settings),
-      config_(std::move(config)),
-      server_(std::make_unique<httplib::Server>()) {
+    : router_(router), metrics_(metrics), settings_(settings), config_(std::move(config)) {
+  Http1ServerSettings server_settings;
+  server_settings.limits.max_body_bytes = settings_.max_body_bytes;
+  server_settings.limits.max_header_fields = kMaxRequestHeaders;
+  server_settings.idle_timeout = kIdleTimeout;
+  server_ = std::make_unique<Http1Server>(
+      server_settings,
+      [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
   proxy_ = std::make_unique<UpstreamProxy>(
       [this](const std::string& model_id, const std::string& what) {
         return DescribeBackendFailure(model_id, what);
@@ -81,7 +57,6 @@ HttpServer::HttpServer(std::shared_ptr<const Config> config, Router& router, Met
         if (metrics_) metrics_->RecordRequest(record);
       },
       settings_.upstream_idle_timeout);
-  InstallRoutes();
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -97,25 +72,15 @@ void HttpServer::SetConfig(std::shared_ptr<const Config> config) {
 }
 
 Status HttpServer::Bind(const std::string& host, int port) {
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-    if (port_ <= 0) return Status::Error(ErrorCode::kUnavailable, "cannot listen on " + host);
-  } else {
-    if (!server_->bind_to_port(host, port)) {
-      return Status::Error(ErrorCode::kUnavailable, "cannot listen on " + host + ":" +
-                                                        std::to_string(port) +
-                                                        " (address in use or not available)");
-    }
-    port_ = port;
-  }
-  RaiseListenBacklog(port_);
-  return Status::Ok();
+  Status bound = server_->Bind(host, port);
+  port_ = server_->port();
+  return bound;
 }
 
-void HttpServer::Run() { server_->listen_after_bind(); }
+void HttpServer::Run() { server_->Run(); }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
+  if (server_) server_->Stop();
 }
 
 std::optional<BackendInfo> HttpServer::WaitUntilNotReady(const std::string& model_id,
@@ -191,28 +156,34 @@ void HttpServer::HandleJsonInference(const httplib::Request& req, httplib::Respo
 }
 
 void HttpServer::HandleMultipartInference(const httplib::Request& req, httplib::Response& res) {
-  std::string model_id;
-  if (req.has_file("model")) model_id = req.get_file_value("model").content;
+  // The body is forwarded as it came, except for the model field's value under useModelName.
+  std::optional<std::string> boundary = MultipartBoundary(req.get_header_value("Content-Type"));
+  FormScan form;
+  if (boundary) {
+    form = ScanForm(req.body, *boundary, "model");
+    if (!form.well_formed) {
+      return SetErrorResponse(
+          res, Status::Error(ErrorCode::kInvalidArgument, "malformed multipart/form-data body"));
+    }
+  }
+  std::string model_id = form.field ? req.body.substr(form.field->offset, form.field->size) : "";
   if (model_id.empty()) model_id = QueryModel(req).value_or("");
   if (model_id.empty()) return SetErrorResponse(res, NoModelError());
   auto cfg = config();
   const ModelConfig* model = cfg->FindModel(model_id);
   if (!model) return SetErrorResponse(res, UnknownModelError(model_id));
-  if (!req.is_multipart_form_data()) {
+  if (!form.field || model->use_model_name.empty()) {
     return Dispatch(*model, req, req.target, req.body, res);
   }
-  std::string boundary = RandomBoundary();
-  httplib::Request forwarded = req;
-  forwarded.headers.erase("Content-Type");
-  forwarded.headers.emplace("Content-Type", "multipart/form-data; boundary=" + boundary);
-  Dispatch(*model, forwarded, req.target,
-           BuildMultipart(req.files, boundary, model->use_model_name), res);
+  std::string body = req.body;
+  body.replace(form.field->offset, form.field->size, model->use_model_name);
+  Dispatch(*model, req, req.target, std::move(body), res);
 }
 
-void HttpServer::HandleUpstream(const httplib::Request& req, httplib::Response& res) {
+void HttpServer::HandleUpstream(const httplib::Request& req, httplib::Response& res,
+                                const std::string& rest) {
   // /upstream/{model}/{path...}: model ids may contain '/', so the longest prefix that names a
   // model wins.
-  std::string rest = req.matches[1];
   auto cfg = config();
   const ModelConfig* model = nullptr;
   std::string path;
@@ -236,119 +207,55 @@ void HttpServer::HandleUpstream(const httplib::Request& req, httplib::Response& 
   Dispatch(*model, req, target, req.body, res);
 }
 
-void HttpServer::InstallRoutes() {
-  auto& s = *server_;
-  s.new_task_queue = [] { return new GrowingThreadPool(4, 4096); };
-  s.set_payload_max_length(settings_.max_body_bytes);
-  s.set_keep_alive_max_count(10000);
-  // Short enough that an idle client does not hold up a graceful shutdown for long.
-  s.set_keep_alive_timeout(5);
-  s.set_read_timeout(std::chrono::seconds(60));
-  s.set_write_timeout(std::chrono::seconds(60));
-  s.set_tcp_nodelay(true);
-
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    // cpp-httplib 0.11 would gzip text/event-stream and hold chunks back in the compressor;
-    // swapd's answers go over loopback, so it never compresses.
-    const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
-    // cpp-httplib bounds each header line, not their number: a flood ends here, and the
-    // connection with it.
-    if (req.headers.size() > kMaxRequestHeaders) {
-      SetErrorResponse(
-          res, Status::Error(ErrorCode::kInvalidArgument,
-                             "too many request headers (" + std::to_string(req.headers.size()) +
-                                 ", at most " + std::to_string(kMaxRequestHeaders) + ")"));
-      res.status = 431;  // Request Header Fields Too Large
-      res.set_header("Connection", "close");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-    if (shutting_down_) {
-      SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    auto cfg = config();
-    if (!IsAuthorized(cfg->api_keys, req.get_header_value("Authorization"),
-                      req.get_header_value("x-api-key"))) {
-      SetErrorResponse(res, Status::Error(ErrorCode::kUnauthorized,
-                                          "missing or invalid API key: send it as "
-                                          "'Authorization: Bearer KEY' or 'x-api-key: KEY'"));
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  s.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty() || res.is_chunked_content_provider_) {
-          return httplib::Server::HandlerResponse::Unhandled;
-        }
-        if (res.status == 413) {
-          SetErrorResponse(res, Status::Error(ErrorCode::kPayloadTooLarge,
-                                              "the request body is larger than swapd accepts"));
-        } else if (res.status == 404) {
-          SetErrorResponse(
-              res, Status::Error(ErrorCode::kNotFound, "no route " + req.method + " " + req.path));
-        } else if (res.status == 400) {
-          SetErrorResponse(res, Status::Error(ErrorCode::kInvalidArgument, "malformed request"));
-        } else {
-          return httplib::Server::HandlerResponse::Unhandled;
-        }
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  s.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        spdlog::error("internal error while handling a request: {}", what);
-        SetErrorResponse(res, Status::Error(ErrorCode::kInternal, "internal error: " + what));
-      });
-  s.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
-  });
-
-  s.Get("/health", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("OK", "text/plain");
-  });
-  for (const char* route : kJsonRoutes) {
-    s.Post(route, [this](const httplib::Request& req, httplib::Response& res) {
-      HandleJsonInference(req, res);
-    });
+void HttpServer::Handle(const httplib::Request& req, httplib::Response& res) {
+  if (req.path == "/health") {
+    Route(req, res);
+  } else if (shutting_down_) {
+    SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));
+  } else if (!IsAuthorized(config()->api_keys, req.get_header_value("Authorization"),
+                           req.get_header_value("x-api-key"))) {
+    SetErrorResponse(res, Status::Error(ErrorCode::kUnauthorized,
+                                        "missing or invalid API key: send it as "
+                                        "'Authorization: Bearer KEY' or 'x-api-key: KEY'"));
+  } else {
+    Route(req, res);
   }
-  s.Post("/v1/audio/transcriptions", [this](const httplib::Request& req, httplib::Response& res) {
-    HandleMultipartInference(req, res);
-  });
-  for (const char* route : {"/v1/models", "/models"}) {
-    s.Get(route, [this](const httplib::Request& req, httplib::Response& res) {
-      HandleListModels(req, res);
-    });
-  }
-  s.Get("/running", [this](const auto& req, auto& res) { HandleRunning(req, res); });
-  s.Get("/unload", [this](const auto& req, auto& res) { HandleUnload(req, res); });
-  s.Post("/api/models/unload", [this](const auto& req, auto& res) { HandleUnload(req, res); });
-  s.Post("/api/models/unload/(.+)", [this](const auto& req, auto& res) { HandleUnload(req, res); });
-  s.Post("/api/config/reload", [this](const auto& req, auto& res) { HandleReload(req, res); });
-  s.Get("/api/models", [this](const auto& req, auto& res) { HandleApiModels(req, res); });
-  s.Get("/logs", [this](const auto& req, auto& res) { HandleLogs(req, res); });
-  s.Get("/logs/stream", [this](const auto& req, auto& res) { HandleLogStream(req, res); });
-  s.Get("/logs/stream/(.+)", [this](const auto& req, auto& res) { HandleLogStream(req, res); });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_ ? metrics_->RenderPrometheus(router_.Snapshot()) : "",
-                    "text/plain; version=0.0.4");
-  });
-  auto upstream = [this](const httplib::Request& req, httplib::Response& res) {
-    HandleUpstream(req, res);
+  spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
+}
+
+void HttpServer::Route(const httplib::Request& req, httplib::Response& res) {
+  const std::string& path = req.path;
+  // What follows `prefix` in the path, when there is something.
+  auto tail = [&path](std::string_view prefix) -> std::optional<std::string> {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) {
+      return std::nullopt;
+    }
+    return path.substr(prefix.size());
   };
-  s.Get("/upstream/(.+)", upstream);
-  s.Post("/upstream/(.+)", upstream);
-  s.Put("/upstream/(.+)", upstream);
-  s.Patch("/upstream/(.+)", upstream);
-  s.Delete("/upstream/(.+)", upstream);
-  s.Options("/upstream/(.+)", upstream);
+  if (auto rest = tail("/upstream/")) return HandleUpstream(req, res, *rest);
+  if (req.method == "GET" || req.method == "HEAD") {
+    if (path == "/health") return res.set_content("OK", "text/plain");
+    if (path == "/v1/models" || path == "/models") return HandleListModels(req, res);
+    if (path == "/running") return HandleRunning(req, res);
+    if (path == "/unload") return HandleUnload(res, "");
+    if (path == "/api/models") return HandleApiModels(req, res);
+    if (path == "/logs") return HandleLogs(req, res);
+    if (path == "/logs/stream") return HandleLogStream(req, res, "");
+    if (auto model = tail("/logs/stream/")) return HandleLogStream(req, res, *model);
+    if (path == "/metrics") {
+      return res.set_content(metrics_ ? metrics_->RenderPrometheus(router_.Snapshot()) : "",
+                             "text/plain; version=0.0.4");
+    }
+  } else if (req.method == "POST") {
+    for (const char* route : kJsonRoutes) {
+      if (path == route) return HandleJsonInference(req, res);
+    }
+    if (path == "/v1/audio/transcriptions") return HandleMultipartInference(req, res);
+    if (path == "/api/models/unload") return HandleUnload(res, "");
+    if (auto model = tail("/api/models/unload/")) return HandleUnload(res, *model);
+    if (path == "/api/config/reload") return HandleReload(req, res);
+  }
+  SetErrorResponse(res, Status::Error(ErrorCode::kNotFound, "no route " + req.method + " " + path));
 }
 
 }  // namespace swapd

@@ -4,7 +4,7 @@
 // (/v1/models, /running, /unload, /api/models/unload, /api/config/reload, /upstream/{model}/...,
 // /health; the admin handlers live in admin_routes.cpp), /api/models, /metrics and the log routes
 // (/logs, /logs/stream[/{model}], in log_routes.cpp).
-// Thread safe: handlers run on a growing worker pool; Stop() may be called from any thread.
+// Thread safe: handlers run on the threads of an Http1Server; Stop() may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -20,7 +20,6 @@
 #include "daemon/config_reloader.h"
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
@@ -28,6 +27,7 @@ struct Response;
 namespace swapd {
 
 class UpstreamProxy;
+class Http1Server;
 class Metrics;
 class LogHub;
 
@@ -63,17 +63,21 @@ class HttpServer {
 
  private:
   std::shared_ptr<const Config> config() const;
-  void InstallRoutes();
+  // Routes one request (after the checks every route shares: shutdown, API keys).
+  void Handle(const httplib::Request& req, httplib::Response& res);
+  // Finds the request's route and runs its handler (404 when there is none).
+  void Route(const httplib::Request& req, httplib::Response& res);
   void HandleJsonInference(const httplib::Request& req, httplib::Response& res);
   void HandleMultipartInference(const httplib::Request& req, httplib::Response& res);
-  void HandleUpstream(const httplib::Request& req, httplib::Response& res);
+  void HandleUpstream(const httplib::Request& req, httplib::Response& res, const std::string& rest);
   void HandleListModels(const httplib::Request& req, httplib::Response& res);
   void HandleRunning(const httplib::Request& req, httplib::Response& res);
-  void HandleUnload(const httplib::Request& req, httplib::Response& res);
+  void HandleUnload(httplib::Response& res, const std::string& model);
   void HandleReload(const httplib::Request& req, httplib::Response& res);
   void HandleApiModels(const httplib::Request& req, httplib::Response& res);
   void HandleLogs(const httplib::Request& req, httplib::Response& res);
-  void HandleLogStream(const httplib::Request& req, httplib::Response& res);
+  void HandleLogStream(const httplib::Request& req, httplib::Response& res,
+                       const std::string& model);
   // Waits for the model and hands the request to the proxy.
   void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                 std::string body, httplib::Response& res);
@@ -90,7 +94,7 @@ class HttpServer {
   std::function<ReloadOutcome()> reload_;  // Guarded by config_mu_
   std::unique_ptr<UpstreamProxy> proxy_;
   std::shared_ptr<LogHub> log_hub_;  // may be null; set before Run()
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Http1Server> server_;
   std::atomic<bool> shutting_down_{false};
   int port_ = 0;
 };

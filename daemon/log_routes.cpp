@@ -26,12 +26,13 @@ void HttpServer::HandleLogs(const httplib::Request&, httplib::Response& res) {
   res.set_content(log_hub_ ? FormatLogLines(log_hub_->History()) : "", "text/plain; charset=utf-8");
 }
 
-void HttpServer::HandleLogStream(const httplib::Request& req, httplib::Response& res) {
-  std::string source;
-  if (req.matches.size() > 1) {
+void HttpServer::HandleLogStream(const httplib::Request& req, httplib::Response& res,
+                                 const std::string& model_name) {
+  std::string source;  // "": every source
+  if (!model_name.empty()) {
     auto cfg = config();
-    const ModelConfig* model = cfg->FindModel(req.matches[1].str());
-    if (!model) return SetErrorResponse(res, UnknownModelError(req.matches[1].str()));
+    const ModelConfig* model = cfg->FindModel(model_name);
+    if (!model) return SetErrorResponse(res, UnknownModelError(model_name));
     source = model->id;
   }
   if (!log_hub_) {

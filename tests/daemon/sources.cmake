@@ -14,3 +14,4 @@ list(APPEND SWAPD_TEST_SOURCES daemon/proxy_test.cpp daemon/http1_response_test.
   daemon/upstream_connection_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/slot_cache_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/fault_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/http1_request_test.cpp daemon/http1_server_test.cpp)

@@ -1,0 +1,322 @@
+#include "daemon/client_connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "daemon/http1_syntax.h"
+#include "daemon/http_error.h"
+
+namespace swapd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReadSize = 16u << 10;
+// After refusing a request, what the client still sends is read and dropped for this long (at
+// most this much), so that it sees the answer instead of a reset connection.
+constexpr auto kLingerTime = std::chrono::seconds(30);
+constexpr uint64_t kLingerBytes = 1ull << 30;
+
+bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
+
+iovec Iov(std::string_view s) { return {const_cast<char*>(s.data()), s.size()}; }
+
+}  // namespace
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 101:
+      return "Switching Protocols";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 303:
+      return "See Other";
+    case 304:
+      return "Not Modified";
+    case 307:
+      return "Temporary Redirect";
+    case 308:
+      return "Permanent Redirect";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Content";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "";
+  }
+}
+
+ClientConnection::ClientConnection(int fd, std::string remote_addr, int remote_port,
+                                   ConnectionLimits limits)
+    : fd_(fd), remote_addr_(std::move(remote_addr)), remote_port_(remote_port), limits_(limits) {}
+
+ClientConnection::~ClientConnection() { ::close(fd_); }
+
+ClientConnection::Progress ClientConnection::Fill() {
+  const size_t old = in_.size();
+  in_.resize(old + kReadSize);
+  ssize_t n;
+  do {
+    n = ::recv(fd_, in_.data() + old, kReadSize, 0);
+  } while (n < 0 && errno == EINTR);
+  in_.resize(old + static_cast<size_t>(n > 0 ? n : 0));
+  if (n > 0) return Progress::kRequest;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Progress::kWaiting;
+  return Progress::kClosed;
+}
+
+ClientConnection::Progress ClientConnection::ReadRequest(httplib::Request& req) {
+  for (;;) {
+    if (state_ == State::kHead) {
+      const size_t end = FindHeadEnd(in_);
+      if (end == std::string::npos ? in_.size() > limits_.max_head_bytes
+                                   : end > limits_.max_head_bytes) {
+        return Refuse(431, "the request line and headers are longer than " +
+                               std::to_string(limits_.max_head_bytes) + " bytes");
+      }
+      if (end == std::string::npos) {
+        if (Progress p = Fill(); p != Progress::kRequest) return p;
+        continue;
+      }
+      RequestError error;
+      if (!ParseRequestHead(std::string_view(in_).substr(0, end), limits_.max_header_fields, head_,
+                            error)) {
+        return Refuse(error.status, error.message);
+      }
+      in_.erase(0, end);
+      if (head_.framing == BodyFraming::kLength && head_.content_length > limits_.max_body_bytes) {
+        return Refuse(413, "the request body is larger than swapd accepts (" +
+                               std::to_string(limits_.max_body_bytes) + " bytes)");
+      }
+      body_.clear();
+      if (head_.framing == BodyFraming::kLength) body_.reserve(head_.content_length);
+      body_decoder_ = BodyDecoder(head_.framing, head_.content_length);
+      state_ = State::kBody;
+      if (head_.expect_continue && !body_decoder_.done() && in_.empty()) {
+        iovec iov = Iov("HTTP/1.1 100 Continue\r\n\r\n");
+        if (!SendAll(&iov, 1)) return Progress::kClosed;
+      }
+    }
+    std::string_view input(in_);
+    for (std::string_view piece = body_decoder_.Next(input); !piece.empty();
+         piece = body_decoder_.Next(input)) {
+      body_.append(piece);
+    }
+    in_.erase(0, in_.size() - input.size());
+    if (body_.size() > limits_.max_body_bytes) {
+      return Refuse(413, "the request body is larger than swapd accepts (" +
+                             std::to_string(limits_.max_body_bytes) + " bytes)");
+    }
+    if (body_decoder_.failed()) return Refuse(400, "malformed chunked request body");
+    if (!body_decoder_.done()) {
+      if (Progress p = Fill(); p != Progress::kRequest) return p;
+      continue;
+    }
+    state_ = State::kHead;
+    keep_alive_ = head_.keep_alive;
+    head_request_ = head_.method == "HEAD";
+    minor_version_ = head_.minor_version;
+    req = httplib::Request();
+    req.method = std::move(head_.method);
+    req.target = std::move(head_.target);
+    req.path = std::move(head_.path);
+    req.params = ParseQuery(head_.query);
+    req.version = minor_version_ == 0 ? "HTTP/1.0" : "HTTP/1.1";
+    req.headers = std::move(head_.headers);
+    req.body = std::move(body_);
+    req.remote_addr = remote_addr_;
+    req.remote_port = remote_port_;
+    return Progress::kRequest;
+  }
+}
+
+ClientConnection::Progress ClientConnection::Refuse(int status, const std::string& message) {
+  httplib::Response res;
+  ErrorCode code = status == 413 ? ErrorCode::kPayloadTooLarge : ErrorCode::kInvalidArgument;
+  res.status = status;
+  res.set_content(ErrorJson(Status::Error(code, message)), "application/json");
+  keep_alive_ = false;
+  head_request_ = false;
+  minor_version_ = 1;
+  std::atomic<bool> no_stop{false};
+  if (!WriteResponse(res, no_stop)) {
+    ::shutdown(fd_, SHUT_WR);
+    const auto deadline = Clock::now() + kLingerTime;
+    char sink[16384];
+    for (uint64_t dropped = 0; dropped < kLingerBytes && Clock::now() < deadline;) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 1000) < 0 && errno != EINTR) break;
+      ssize_t n = ::recv(fd_, sink, sizeof(sink), 0);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+      if (n > 0) dropped += static_cast<uint64_t>(n);
+    }
+  }
+  return Progress::kClosed;
+}
+
+bool ClientConnection::SendAll(iovec* iov, int count) {
+  const auto deadline = Clock::now() + limits_.write_timeout;
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, POLLOUT, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) return false;
+      continue;
+    }
+    size_t sent = static_cast<size_t>(n);
+    for (; count > 0 && sent >= iov->iov_len; ++iov, --count) sent -= iov->iov_len;
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + sent;
+      iov->iov_len -= sent;
+    }
+  }
+  return true;
+}
+
+bool ClientConnection::ClientGone() const {
+  pollfd p{fd_, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+bool ClientConnection::WriteResponse(httplib::Response& res, const std::atomic<bool>& stopping) {
+  const bool streamed = static_cast<bool>(res.content_provider_);
+  const bool no_body = BodyForbidden(res.status);
+  // HTTP/1.0 has no chunked coding: a streamed body ends when the connection closes.
+  const bool chunked = streamed && minor_version_ == 1;
+  bool keep_alive = keep_alive_ && !(streamed && !chunked) && !stopping;
+
+  std::string head =
+      "HTTP/1.1 " + std::to_string(res.status) + " " + ReasonPhrase(res.status) + "\r\n";
+  for (const auto& [name, value] : res.headers) {
+    if (EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
+        EqualsIgnoreCase(name, "Connection") || EqualsIgnoreCase(name, "Keep-Alive")) {
+      continue;
+    }
+    head += name;
+    head += ": ";
+    head += value;
+    head += "\r\n";
+  }
+  if (!no_body) {
+    if (chunked) {
+      head += "Transfer-Encoding: chunked\r\n";
+    } else if (!streamed) {
+      head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+    }
+  }
+  if (!keep_alive) {
+    head += "Connection: close\r\n";
+  } else if (minor_version_ == 0) {
+    head += "Connection: keep-alive\r\n";
+  }
+  head += "\r\n";
+
+  if (!streamed || no_body || head_request_) {
+    iovec iov[2] = {Iov(head), Iov(no_body || head_request_ ? std::string_view() : res.body)};
+    if (!SendAll(iov, 2)) return false;
+    res.content_provider_success_ = true;
+    return keep_alive;
+  }
+  iovec iov = Iov(head);
+  if (!SendAll(&iov, 1)) return false;
+  return WriteStreamed(res, chunked, stopping) && keep_alive;
+}
+
+bool ClientConnection::WriteStreamed(httplib::Response& res, bool chunked,
+                                     const std::atomic<bool>& stopping) {
+  bool ok = true;
+  bool done = false;
+  bool wrote = false;
+  httplib::DataSink sink;
+  sink.write = [&](const char* data, size_t size) {
+    if (!ok) return false;
+    if (size == 0) return true;
+    wrote = true;
+    if (!chunked) {
+      iovec iov = Iov(std::string_view(data, size));
+      return ok = SendAll(&iov, 1);
+    }
+    char size_line[24];
+    int n = snprintf(size_line, sizeof(size_line), "%zx\r\n", size);
+    iovec iov[3] = {Iov(std::string_view(size_line, static_cast<size_t>(n))),
+                    Iov(std::string_view(data, size)), Iov("\r\n")};
+    return ok = SendAll(iov, 3);
+  };
+  sink.done = [&] {
+    if (done || !ok) return;
+    done = true;
+    if (chunked) {
+      iovec iov = Iov("0\r\n\r\n");
+      ok = SendAll(&iov, 1);
+    }
+  };
+  sink.is_writable = [&] { return ok; };
+  while (!done) {
+    wrote = false;
+    if (!res.content_provider_(0, 0, sink) || !ok) return false;
+    // A provider that had nothing to send (a quiet log stream) checks on the client meanwhile.
+    if (!done && (stopping || (!wrote && ClientGone()))) return false;
+  }
+  res.content_provider_success_ = ok;
+  return ok;
+}
+
+}  // namespace swapd

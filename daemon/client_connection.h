@@ -1,0 +1,79 @@
+// ClientConnection: one client's keep-alive connection to the front door (HTTP/1.1 and 1.0).
+// Requests are read without blocking: one that arrives in pieces is resumed where it stopped, so
+// that a slow client holds no thread between the pieces. Responses are written blocking (up to a
+// timeout per write), a streamed one piece by piece from its content provider as chunked
+// transfer coding. A request that cannot be served (malformed, too large) is answered here with an
+// OpenAI-shaped JSON error, and the connection then closes. Used by one thread at a time.
+#pragma once
+
+#include <httplib.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "daemon/http1_request.h"
+
+namespace swapd {
+
+struct ConnectionLimits {
+  size_t max_body_bytes = 256u << 20;              // larger request bodies get 413
+  size_t max_header_fields = 256;                  // more get 431
+  size_t max_head_bytes = 64u << 10;               // a longer request line and fields get 431
+  std::chrono::milliseconds write_timeout{60000};  // a client that takes nothing for this long
+};
+
+class ClientConnection {
+ public:
+  // Takes ownership of the connected, non-blocking socket `fd`.
+  ClientConnection(int fd, std::string remote_addr, int remote_port, ConnectionLimits limits);
+  ~ClientConnection();  // closes the socket
+  ClientConnection(const ClientConnection&) = delete;
+  ClientConnection& operator=(const ClientConnection&) = delete;
+
+  int fd() const { return fd_; }
+
+  enum class Progress {
+    kRequest,  // `req` holds a whole request
+    kWaiting,  // the socket has nothing more for now: wait until it is readable, then call again
+    kClosed,   // the client closed, failed, or sent a request that was refused: close
+  };
+  Progress ReadRequest(httplib::Request& req);
+
+  // Part of a request has been read (the read timeout applies rather than the idle timeout).
+  bool in_request() const { return state_ != State::kHead || !in_.empty(); }
+
+  // Writes the response to the request ReadRequest returned last. `stopping` ends a streamed
+  // body between two pieces. True when the connection may carry another request.
+  bool WriteResponse(httplib::Response& res, const std::atomic<bool>& stopping);
+
+ private:
+  enum class State { kHead, kBody };
+  // Reads more of the request from the socket into in_. kRequest means "got bytes".
+  Progress Fill();
+  // Answers the request with an error, lets the client finish sending (for a while), closes.
+  Progress Refuse(int status, const std::string& message);
+  bool SendAll(iovec* iov, int count);
+  bool WriteStreamed(httplib::Response& res, bool chunked, const std::atomic<bool>& stopping);
+  // The client closed its side or the connection broke (a poll that does not wait).
+  bool ClientGone() const;
+
+  const int fd_;
+  const std::string remote_addr_;
+  const int remote_port_;
+  const ConnectionLimits limits_;
+  State state_ = State::kHead;
+  std::string in_;  // read, not yet consumed
+  RequestHead head_;
+  BodyDecoder body_decoder_;
+  std::string body_;
+  bool keep_alive_ = true;
+  bool head_request_ = false;
+  int minor_version_ = 1;
+};
+
+// "OK", "Not Found", ...: the reason phrase of an HTTP status code ("" for an unknown one).
+const char* ReasonPhrase(int status);
+
+}  // namespace swapd

@@ -1,0 +1,332 @@
+// Tests of Http1Server and ClientConnection over loopback with a raw socket client, so that the
+// wire is exactly what a test writes and reads: keep-alive and pipelining, request bodies
+// (length, chunked, 100-continue), HTTP/1.0, HEAD, streamed answers and clients that leave,
+// refused requests, and the threads: an idle connection holds none, a blocked handler does not
+// block the others, Stop() ends Run() with connections open.
+#include "daemon/http1_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "tests/support/latch.h"
+
+namespace swapd {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class Client {
+ public:
+  explicit Client(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~Client() { Close(); }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<long>(bytes.size());
+  }
+  // Reads until `until` appears in what was read (or the connection closes, or 20 s pass);
+  // returns everything up to and including it, keeping the rest for the next call.
+  std::string ReadUntil(const std::string& until) {
+    const auto deadline = Clock::now() + 20s;
+    while (buffer_.find(until) == std::string::npos && !eof_ && Clock::now() < deadline) {
+      Fill();
+    }
+    size_t at = buffer_.find(until);
+    size_t n = at == std::string::npos ? buffer_.size() : at + until.size();
+    std::string out = buffer_.substr(0, n);
+    buffer_.erase(0, n);
+    return out;
+  }
+  // Everything until the server closes the connection (at most 20 s).
+  std::string ReadToEnd() {
+    const auto deadline = Clock::now() + 20s;
+    while (!eof_ && Clock::now() < deadline) Fill();
+    return std::exchange(buffer_, "");
+  }
+  bool eof() const { return eof_; }
+
+ private:
+  void Fill() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) return;
+    char buf[16384];
+    long n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) {
+      eof_ = true;
+      return;
+    }
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+  int fd_ = -1;
+  bool connected_ = false;
+  bool eof_ = false;
+  std::string buffer_;
+};
+
+// An Http1Server on an ephemeral loopback port, running on its own thread.
+class Server {
+ public:
+  explicit Server(Http1Server::Handler handler, Http1ServerSettings settings = {})
+      : server_(settings, std::move(handler)) {
+    REQUIRE(server_.Bind("127.0.0.1", 0).ok());
+    REQUIRE(server_.port() > 0);
+    thread_ = std::thread([this] { server_.Run(); });
+  }
+  ~Server() { Stop(); }
+  void Stop() {
+    server_.Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  int port() const { return server_.port(); }
+
+ private:
+  Http1Server server_;
+  std::thread thread_;
+};
+
+// Echoes what the handler saw: method, path, the "q" parameter and the body.
+void Echo(const httplib::Request& req, httplib::Response& res) {
+  std::string q = req.has_param("q") ? req.get_param_value("q") : "";
+  res.set_content(req.method + " " + req.path + " q=" + q + " body=" + req.body, "text/plain");
+}
+
+int ThreadCount() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST_CASE("keep-alive, pipelining, request bodies and query parameters", "[unit][http1]") {
+  Server server(Echo);
+  Client c(server.port());
+  REQUIRE(c.connected());
+  REQUIRE(c.Send("GET /a%20b?q=x+y HTTP/1.1\r\nHost: h\r\n\r\n"));
+  std::string first = c.ReadUntil("body=");
+  CHECK(first.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(first.find("Content-Length: 20\r\n") != std::string::npos);
+  CHECK(first.find("GET /a b q=x y body=") != std::string::npos);
+
+  // Two requests in one write, one with a chunked body: two answers, in order.
+  REQUIRE(
+      c.Send("POST /one HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloPOST /two HTTP/1.1\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\n\r\n"));
+  CHECK(c.ReadUntil("body=hello").find("POST /one q= body=hello") != std::string::npos);
+  CHECK(c.ReadUntil("body=abcde").find("POST /two q= body=abcde") != std::string::npos);
+
+  // A request that arrives in pieces is put together.
+  REQUIRE(c.Send("POST /slow HTTP/1.1\r\nContent-Le"));
+  REQUIRE(c.Send("ngth: 3\r\n\r\nx"));
+  REQUIRE(c.Send("yz"));
+  CHECK(c.ReadUntil("body=xyz").find("POST /slow q= body=xyz") != std::string::npos);
+  CHECK_FALSE(c.eof());
+}
+
+TEST_CASE("Expect: 100-continue, HTTP/1.0 and HEAD", "[unit][http1]") {
+  Server server(Echo);
+  {
+    Client c(server.port());
+    REQUIRE(c.Send("POST /e HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"));
+    CHECK(c.ReadUntil("\r\n\r\n") == "HTTP/1.1 100 Continue\r\n\r\n");
+    REQUIRE(c.Send("ok"));
+    CHECK(c.ReadUntil("body=ok").find("200 OK") != std::string::npos);
+  }
+  {  // HTTP/1.0 without keep-alive: the answer, then the server closes.
+    Client c(server.port());
+    REQUIRE(c.Send("GET /old HTTP/1.0\r\n\r\n"));
+    std::string all = c.ReadToEnd();
+    CHECK(all.find("Connection: close\r\n") != std::string::npos);
+    CHECK(all.find("GET /old q= body=") != std::string::npos);
+    CHECK(c.eof());
+  }
+  {  // HEAD: the length of the body it would get, no body.
+    Client c(server.port());
+    REQUIRE(c.Send("HEAD /h HTTP/1.1\r\n\r\nGET /after HTTP/1.1\r\n\r\n"));
+    std::string head = c.ReadUntil("\r\n\r\n");
+    CHECK(head.find("Content-Length: 16\r\n") != std::string::npos);  // "HEAD /h q= body="
+    CHECK(c.ReadUntil("body=").rfind("HTTP/1.1 200 OK", 0) == 0);     // the next answer follows
+  }
+}
+
+TEST_CASE("a streamed answer is chunked; a client that leaves ends it", "[unit][http1]") {
+  std::atomic<int> released{-1};  // the releaser's "success", once called
+  std::atomic<bool> forever{false};
+  Server server([&](const httplib::Request& req, httplib::Response& res) {
+    auto count = std::make_shared<int>(0);
+    const bool endless = req.path == "/endless";
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [count, endless](size_t, httplib::DataSink& sink) {
+          if (!endless && *count == 3) {
+            sink.done();
+            return true;
+          }
+          std::string event = "data: " + std::to_string((*count)++) + "\n\n";
+          return sink.write(event.data(), event.size());
+        },
+        [&released, endless](bool success) {
+          if (endless) released = success ? 1 : 0;
+        });
+    forever = endless;
+  });
+  {
+    Client c(server.port());
+    REQUIRE(c.Send("GET /three HTTP/1.1\r\n\r\n"));
+    std::string all = c.ReadUntil("0\r\n\r\n");
+    CHECK(all.find("Transfer-Encoding: chunked\r\n") != std::string::npos);
+    CHECK(all.find("Content-Type: text/event-stream\r\n") != std::string::npos);
+    CHECK(
+        all.find("\r\n\r\n9\r\ndata: 0\n\n\r\n9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n") !=
+        std::string::npos);
+  }
+  {  // To HTTP/1.0 the body goes unframed and the connection closes at its end.
+    Client c(server.port());
+    REQUIRE(c.Send("GET /three HTTP/1.0\r\n\r\n"));
+    std::string all = c.ReadToEnd();
+    CHECK(all.find("Transfer-Encoding") == std::string::npos);
+    CHECK(all.find("\r\n\r\ndata: 0\n\ndata: 1\n\ndata: 2\n\n") != std::string::npos);
+  }
+  {
+    Client c(server.port());
+    REQUIRE(c.Send("GET /endless HTTP/1.1\r\n\r\n"));
+    CHECK(c.ReadUntil("data: 5").find("data: 5") != std::string::npos);
+    c.Close();
+    const auto deadline = Clock::now() + 20s;
+    while (released == -1 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    CHECK(released == 0);
+  }
+}
+
+TEST_CASE("refused requests get a JSON error and the connection closes", "[unit][http1]") {
+  Http1ServerSettings settings;
+  settings.limits.max_body_bytes = 10;
+  settings.limits.max_header_fields = 4;
+  Server server(Echo, settings);
+  struct Case {
+    std::string request;
+    std::string status;
+  };
+  const Case cases[] = {
+      {"NOT A REQUEST\r\n\r\n", "400 Bad Request"},
+      {"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n01234567890", "413 Payload Too Large"},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nb\r\n01234567890\r\n0\r\n\r\n",
+       "413 Payload Too Large"},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "400 Bad Request"},
+      {"GET / HTTP/1.1\r\nA: 1\r\nB: 1\r\nC: 1\r\nD: 1\r\nE: 1\r\n\r\n",
+       "431 Request Header Fields Too Large"},
+      {"GET / HTTP/1.1\r\nX: " + std::string(70000, 'x') + "\r\n\r\n",
+       "431 Request Header Fields Too Large"},
+      {"GET / HTTP/3\r\n\r\n", "505 HTTP Version Not Supported"},
+  };
+  for (const Case& k : cases) {
+    Client c(server.port());
+    c.Send(k.request);  // the server may hang up before reading all of it
+    std::string all = c.ReadToEnd();
+    INFO(k.request.substr(0, 80) << " -> " << all.substr(0, 300));
+    CHECK(all.rfind("HTTP/1.1 " + k.status + "\r\n", 0) == 0);
+    CHECK(all.find("Connection: close\r\n") != std::string::npos);
+    CHECK(all.find("{\"error\":{") != std::string::npos);
+    CHECK(c.eof());
+  }
+  // The server still serves.
+  Client ok(server.port());
+  REQUIRE(ok.Send("GET /fine HTTP/1.1\r\n\r\n"));
+  CHECK(ok.ReadUntil("body=").find("200 OK") != std::string::npos);
+}
+
+TEST_CASE("a handler that throws gives 500 JSON", "[unit][http1]") {
+  Server server(
+      [](const httplib::Request&, httplib::Response&) { throw std::runtime_error("boom"); });
+  Client c(server.port());
+  REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
+  std::string head = c.ReadUntil("\r\n\r\n");
+  CHECK(head.rfind("HTTP/1.1 500 Internal Server Error\r\n", 0) == 0);
+  CHECK(c.ReadUntil("}}").find("internal error: boom") != std::string::npos);
+}
+
+TEST_CASE("idle connections hold no thread; a blocked handler blocks no one else",
+          "[unit][http1]") {
+  testing::Latch release;
+  testing::Latch entered;
+  Server server([&](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/block") {
+      entered.Raise();
+      release.Wait(60s);
+    }
+    res.set_content("done " + req.path, "text/plain");
+  });
+  Client warm(server.port());
+  REQUIRE(warm.Send("GET /warm HTTP/1.1\r\n\r\n"));
+  REQUIRE(warm.ReadUntil("done /warm").find("200 OK") != std::string::npos);
+  const int threads_before = ThreadCount();
+  std::vector<std::unique_ptr<Client>> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<Client>(server.port()));
+    REQUIRE(idle.back()->connected());
+  }
+  Client blocked(server.port());
+  REQUIRE(blocked.Send("GET /block HTTP/1.1\r\n\r\n"));
+  REQUIRE(entered.Wait(20s));
+  Client other(server.port());
+  REQUIRE(other.Send("GET /other HTTP/1.1\r\n\r\n"));
+  CHECK(other.ReadUntil("done /other").find("200 OK") != std::string::npos);
+  const int threads_after = ThreadCount();
+  INFO("threads " << threads_before << " -> " << threads_after);
+  CHECK(threads_after - threads_before < 10);
+  release.Raise();
+  CHECK(blocked.ReadUntil("done /block").find("200 OK") != std::string::npos);
+  // The idle connections still work.
+  REQUIRE(idle.front()->Send("GET /late HTTP/1.1\r\n\r\n"));
+  CHECK(idle.front()->ReadUntil("done /late").find("200 OK") != std::string::npos);
+}
+
+TEST_CASE("an idle connection is closed after the idle timeout", "[unit][http1]") {
+  Http1ServerSettings settings;
+  settings.idle_timeout = 1s;
+  Server server(Echo, settings);
+  Client c(server.port());
+  REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
+  REQUIRE(c.ReadUntil("body=").find("200 OK") != std::string::npos);
+  c.ReadToEnd();  // returns when the server closes (well within its 20 s)
+  CHECK(c.eof());
+}
+
+TEST_CASE("Stop ends Run with idle connections and a stream open", "[unit][http1]") {
+  auto server = std::make_unique<Server>([](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [](size_t, httplib::DataSink& sink) {
+      std::this_thread::sleep_for(5ms);  // a slow producer, not synchronization
+      return sink.write("x", 1);
+    });
+  });
+  Client idle(server->port());
+  Client streaming(server->port());
+  REQUIRE(streaming.Send("GET / HTTP/1.1\r\n\r\n"));
+  REQUIRE(streaming.ReadUntil("\r\n1\r\nx").find("200 OK") != std::string::npos);
+  server->Stop();  // joins Run()
+  streaming.ReadToEnd();
+  CHECK(streaming.eof());
+  idle.ReadToEnd();
+  CHECK(idle.eof());
+}
+
+}  // namespace
+}  // namespace swapd
