@@ -103,14 +103,16 @@ ClientConnection::ClientConnection(int fd, std::string remote_addr, int remote_p
 ClientConnection::~ClientConnection() { ::close(fd_); }
 
 ClientConnection::Progress ClientConnection::Fill() {
-  const size_t old = in_.size();
-  in_.resize(old + kReadSize);
+  // Read on the stack and appended: growing in_ first would zero 16 KiB per read.
+  char buffer[kReadSize];
   ssize_t n;
   do {
-    n = ::recv(fd_, in_.data() + old, kReadSize, 0);
+    n = ::recv(fd_, buffer, sizeof(buffer), 0);
   } while (n < 0 && errno == EINTR);
-  in_.resize(old + static_cast<size_t>(n > 0 ? n : 0));
-  if (n > 0) return Progress::kRequest;
+  if (n > 0) {
+    in_.append(buffer, static_cast<size_t>(n));
+    return Progress::kRequest;
+  }
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Progress::kWaiting;
   return Progress::kClosed;
 }
@@ -258,6 +260,9 @@ bool ClientConnection::WriteResponse(httplib::Response& res, const std::atomic<b
   if (!no_body) {
     if (chunked) {
       head += "Transfer-Encoding: chunked\r\n";
+    } else if (head_request_ && res.has_header("Content-Length")) {
+      // A HEAD answer passed on from a backend: the length of the body GET would have.
+      head += "Content-Length: " + res.get_header_value("Content-Length") + "\r\n";
     } else if (!streamed) {
       head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
     }

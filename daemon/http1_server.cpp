@@ -75,11 +75,8 @@ Http1Server::~Http1Server() {
   Stop();
   {
     std::unique_lock lock(threads_mu_);
-    threads_cv_.wait(lock, [&] { return threads_.empty(); });
-    for (auto& t : finished_) t.join();
-    finished_.clear();
+    threads_cv_.wait(lock, [&] { return !running_; });  // Run() has joined every thread
   }
-  connections_.clear();
   if (listen_fd_ >= 0) ::close(listen_fd_);
   ::close(wake_fd_);
   ::close(epoll_fd_);
@@ -127,17 +124,24 @@ Status Http1Server::Bind(const std::string& host, int port) {
 }
 
 void Http1Server::Run() {
+  {
+    std::lock_guard lock(threads_mu_);
+    running_ = true;
+  }
   for (int i = 0; i < kInitialThreads; ++i) AddThread();
   std::unique_lock lock(threads_mu_);
   threads_cv_.wait(lock, [&] { return threads_.empty(); });
   for (auto& t : finished_) t.join();
   finished_.clear();
   lock.unlock();
-  std::unordered_map<uint64_t, std::shared_ptr<Connection>> idle;
   {
+    std::unordered_map<uint64_t, std::shared_ptr<Connection>> idle;  // closed after the lock
     std::lock_guard connections_lock(connections_mu_);
     idle.swap(connections_);
   }
+  lock.lock();
+  running_ = false;
+  threads_cv_.notify_all();
 }
 
 void Http1Server::Stop() {

@@ -46,7 +46,8 @@ class Http1Server {
   // Binds and listens; `port` 0 picks an ephemeral port (see port()).
   Status Bind(const std::string& host, int port);
   int port() const { return port_; }
-  // Serves until Stop(); returns once every thread has finished its request and ended.
+  // Serves until Stop(); returns once every thread has finished its request and ended. The
+  // destructor waits for a Run() in progress to return.
   void Run();
   // Stops accepting, ends streamed answers between two pieces, closes idle connections.
   void Stop();
@@ -82,6 +83,7 @@ class Http1Server {
   std::condition_variable threads_cv_;
   std::list<std::thread> threads_;   // guarded by threads_mu_
   std::list<std::thread> finished_;  // guarded by threads_mu_: ended, not yet joined
+  bool running_ = false;             // guarded by threads_mu_: inside Run()
 };
 
 }  // namespace swapd

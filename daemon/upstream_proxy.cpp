@@ -145,8 +145,9 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request
   UpstreamFailure failure;
   const bool idempotent =
       request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
-  ex->connection = Open(url, UpstreamRequestHead(url, request), request.body,
-                        request.method == "HEAD", idempotent, start, failure);
+  const bool request_is_head = request.method == "HEAD";
+  ex->connection = Open(url, UpstreamRequestHead(url, request), request.body, request_is_head,
+                        idempotent, start, failure);
   if (!ex->connection) {
     if (may_retry && failure.kind == Kind::kRefused) {
       ex->lease.Release();
@@ -184,6 +185,9 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request
     }
     ex->Done();
     res.set_content(std::move(body), head.content_type);
+    if (request_is_head && head.has_length) {
+      res.set_header("Content-Length", std::to_string(head.content_length));
+    }
     return Delivery::kDone;
   }
 

@@ -4,6 +4,7 @@
 #   [scheduler] [router]  the swap scheduler and the Router that runs it
 #   [backend]             backend processes: launcher, guardian, readiness, output monitor
 #   [proxy] [front]       the streaming proxy and the HTTP front door (real swapd + fake backends)
+#   [http1]               the front door's HTTP/1.1 server: its thread pool over one epoll set
 #   [reload]              reload while requests are in flight
 # TSAN_TAGS="[scheduler]" runs other tags. Every process (swapd_tests and the swapd and
 # fake-llama-server it starts, all built with TSan) writes its reports to build-tsan/tsan-logs/;
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=build-tsan
-tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload]}"
+tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1]}"
 
 started=$SECONDS
 BUILD_DIR="$build_dir" SWAPD_SANITIZE=thread scripts/build.sh >/dev/null

@@ -295,6 +295,13 @@ TEST_CASE("/upstream passes a path through and starts the model", "[integration]
   CHECK(IsRunning(url, "org/up-m"));
   HttpReply env = HttpGet(url, "/upstream/org/up-m/slow?ms=1");
   CHECK(env.status == 200);
+  // HEAD: the backend's length of the body GET gets, and no body.
+  httplib::Client client(url);
+  httplib::Result head = client.Head("/upstream/org/up-m/props");
+  REQUIRE(head);
+  CHECK(head->status == 200);
+  CHECK(head->get_header_value("Content-Length") == std::to_string(props.body.size()));
+  CHECK(head->body.empty());
   HttpReply missing = HttpGet(url, "/upstream/org/nope/props");
   CHECK(missing.status == 404);
 }
