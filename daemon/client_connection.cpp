@@ -191,7 +191,8 @@ ClientConnection::Progress ClientConnection::Refuse(int status, const std::strin
   head_request_ = false;
   minor_version_ = 1;
   std::atomic<bool> no_stop{false};
-  if (!WriteResponse(res, no_stop)) {
+  WriteResponse(res, no_stop);  // with "Connection: close", as keep_alive_ is false
+  if (!ClientGone()) {
     ::shutdown(fd_, SHUT_WR);
     const auto deadline = Clock::now() + kLingerTime;
     char sink[16384];

@@ -49,6 +49,14 @@ std::string AddressText(const sockaddr_storage& addr, int& port) {
   return text;
 }
 
+// The 500 answer of a handler that threw.
+void Fail(httplib::Response& res, const httplib::Request& req, const std::string& what) {
+  spdlog::error("internal error while handling {} {}: {}", req.method, req.path, what);
+  res.headers.clear();
+  res.content_provider_ = nullptr;
+  SetErrorResponse(res, Status::Error(ErrorCode::kInternal, "internal error: " + what));
+}
+
 }  // namespace
 
 struct Http1Server::Connection {
@@ -236,26 +244,29 @@ void Http1Server::Serve(uint64_t id) {
     c = it->second;
     c->parked = false;
   }
-  for (;;) {
-    httplib::Request req;
-    const ClientConnection::Progress progress = c->io->ReadRequest(req);
-    if (progress == ClientConnection::Progress::kClosed || stopping_) return Remove(c);
-    if (progress == ClientConnection::Progress::kWaiting) {
-      return Park(c, Clock::now() +
-                         (c->io->in_request() ? settings_.read_timeout : settings_.idle_timeout));
+  try {
+    for (;;) {
+      httplib::Request req;
+      const ClientConnection::Progress progress = c->io->ReadRequest(req);
+      if (progress == ClientConnection::Progress::kClosed || stopping_) return Remove(c);
+      if (progress == ClientConnection::Progress::kWaiting) {
+        return Park(c, Clock::now() +
+                           (c->io->in_request() ? settings_.read_timeout : settings_.idle_timeout));
+      }
+      httplib::Response res;
+      res.status = 200;  // unless the handler says otherwise
+      try {
+        handler_(req, res);
+      } catch (const std::exception& e) {
+        Fail(res, req, e.what());
+      } catch (...) {
+        Fail(res, req, "unknown exception");
+      }
+      if (!c->io->WriteResponse(res, stopping_)) return Remove(c);
     }
-    httplib::Response res;
-    res.status = 200;  // unless the handler says otherwise
-    try {
-      handler_(req, res);
-    } catch (const std::exception& e) {
-      spdlog::error("internal error while handling {} {}: {}", req.method, req.path, e.what());
-      res.headers.clear();
-      res.content_provider_ = nullptr;
-      SetErrorResponse(
-          res, Status::Error(ErrorCode::kInternal, std::string("internal error: ") + e.what()));
-    }
-    if (!c->io->WriteResponse(res, stopping_)) return Remove(c);
+  } catch (const std::exception& e) {  // e.g. out of memory while reading or writing
+    spdlog::error("connection {}: {}", c->id, e.what());
+    Remove(c);
   }
 }
 
