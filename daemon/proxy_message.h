@@ -19,7 +19,8 @@ struct ProxyRequest {
 };
 
 // Headers that belong to one connection (RFC 9110 7.6.1), lengths the proxy recomputes, Expect
-// (the HTTP server has answered it), and the pseudo-headers cpp-httplib adds to server requests.
+// (the HTTP server has answered it), and the pseudo-headers cpp-httplib's server added to requests
+// (a client still cannot pass them on).
 // Case-insensitive.
 bool IsHopByHop(const std::string& name);
 

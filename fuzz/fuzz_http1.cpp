@@ -14,49 +14,14 @@
 #include <vector>
 
 #include "daemon/http1_response.h"
+#include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
-
-namespace swapd {
-namespace {
-
-struct Decoded {
-  std::string payload;
-  bool done = false;
-  bool failed = false;
-  std::string rest;  // bytes after the body
-  bool operator==(const Decoded&) const = default;
-};
-
-Decoded DecodePieces(const ResponseStart& start, std::string_view wire,
-                     const std::vector<size_t>& sizes) {
-  BodyDecoder decoder(start.framing, start.content_length);
-  Decoded out;
-  auto feed = [&](std::string_view in) {
-    while (!in.empty() && !decoder.done() && !decoder.failed()) out.payload += decoder.Next(in);
-    if (decoder.done() || decoder.failed()) out.rest += in;
-  };
-  for (size_t size : sizes) {
-    size_t n = std::min(size, wire.size());
-    feed(wire.substr(0, n));
-    wire.remove_prefix(n);
-  }
-  feed(wire);
-  decoder.EndOfInput();
-  out.done = decoder.done();
-  out.failed = decoder.failed();
-  if (out.failed) out.rest.clear();  // where a failure stops reading is not part of the contract
-  return out;
-}
-
-}  // namespace
-}  // namespace swapd
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace swapd;
   FuzzedDataProvider provider(data, size);
   const bool head_request = provider.ConsumeBool();
-  std::vector<size_t> sizes(provider.ConsumeIntegralInRange<size_t>(0, 15));
-  for (size_t& s : sizes) s = provider.ConsumeIntegralInRange<size_t>(0, 64);
+  const std::vector<size_t> sizes = ConsumePieceSizes(provider, 64);
   const std::string wire = provider.ConsumeRemainingBytesAsString();
 
   const size_t head_end = FindHeadEnd(wire);
@@ -73,10 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   const std::string_view body = std::string_view(wire).substr(head_end);
-  const Decoded whole = DecodePieces(start, body, {});
-  FUZZ_CHECK(DecodePieces(start, body, sizes) == whole, "cut into the chosen pieces");
-  FUZZ_CHECK(DecodePieces(start, body, std::vector<size_t>(body.size(), 1)) == whole,
-             "fed one byte at a time");
+  auto decode = [&](const std::vector<size_t>& pieces) {
+    return DecodePieces(start.framing, start.content_length, body, pieces, true, true);
+  };
+  const DecodedBody whole = decode({});
+  FUZZ_CHECK(decode(sizes) == whole, "cut into the chosen pieces");
+  FUZZ_CHECK(decode(std::vector<size_t>(body.size(), 1)) == whole, "fed one byte at a time");
   if (start.framing == BodyFraming::kLength) {
     FUZZ_CHECK(whole.payload.size() <= start.content_length, "no more than Content-Length");
     if (whole.done) FUZZ_CHECK(whole.payload.size() == start.content_length, "all of it");

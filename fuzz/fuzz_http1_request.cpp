@@ -14,44 +14,13 @@
 
 #include "daemon/http1_request.h"
 #include "daemon/multipart.h"
+#include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
-
-namespace swapd {
-namespace {
-
-struct Decoded {
-  std::string payload;
-  bool done = false;
-  bool failed = false;
-  bool operator==(const Decoded&) const = default;
-};
-
-Decoded DecodePieces(const RequestHead& head, std::string_view wire,
-                     const std::vector<size_t>& sizes) {
-  BodyDecoder decoder(head.framing, head.content_length);
-  Decoded out;
-  auto feed = [&](std::string_view in) {
-    while (!in.empty() && !decoder.done() && !decoder.failed()) out.payload += decoder.Next(in);
-  };
-  for (size_t size : sizes) {
-    size_t n = std::min(size, wire.size());
-    feed(wire.substr(0, n));
-    wire.remove_prefix(n);
-  }
-  feed(wire);
-  out.done = decoder.done();
-  out.failed = decoder.failed();
-  return out;
-}
-
-}  // namespace
-}  // namespace swapd
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace swapd;
   FuzzedDataProvider provider(data, size);
-  std::vector<size_t> sizes(provider.ConsumeIntegralInRange<size_t>(0, 15));
-  for (size_t& s : sizes) s = provider.ConsumeIntegralInRange<size_t>(0, 64);
+  const std::vector<size_t> sizes = ConsumePieceSizes(provider, 64);
   const std::string wire = provider.ConsumeRemainingBytesAsString();
 
   const size_t head_end = FindHeadEnd(wire);
@@ -71,8 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseQuery(head.query);
 
   const std::string_view body = std::string_view(wire).substr(head_end);
-  const Decoded whole = DecodePieces(head, body, {});
-  FUZZ_CHECK(DecodePieces(head, body, sizes) == whole, "cut into the chosen pieces");
+  auto decode = [&](const std::vector<size_t>& pieces) {
+    return DecodePieces(head.framing, head.content_length, body, pieces, false, false);
+  };
+  const DecodedBody whole = decode({});
+  FUZZ_CHECK(decode(sizes) == whole, "cut into the chosen pieces");
   if (head.framing == BodyFraming::kLength) {
     FUZZ_CHECK(whole.payload.size() <= head.content_length, "no more than Content-Length");
   }

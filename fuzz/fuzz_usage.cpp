@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/usage_scanner.h"
+#include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
 
 namespace swapd {
@@ -54,8 +55,7 @@ Usage ScanBytes(bool event_stream, std::string_view stream) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace swapd;
   FuzzedDataProvider provider(data, size);
-  std::vector<size_t> sizes(provider.ConsumeIntegralInRange<size_t>(0, 15));
-  for (size_t& s : sizes) s = provider.ConsumeIntegralInRange<size_t>(0, 1024);
+  const std::vector<size_t> sizes = ConsumePieceSizes(provider, 1024);
   const std::string stream = provider.ConsumeRemainingBytesAsString();
 
   for (bool event_stream : {true, false}) {
