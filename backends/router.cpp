@@ -55,6 +55,11 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     Changed();
   }
   std::vector<ModelSnapshot> Snapshot() const;
+  bool AwaitNotReady(const std::string& model_id, Clock::time_point deadline) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_until(lock, deadline,
+                               [&] { return scheduler_.Phase(model_id) != ModelPhase::kReady; });
+  }
   void Shutdown();
   std::string LogTail(const std::string& model_id, size_t lines) const {
     std::shared_ptr<Backend> backend = FindBackend(model_id);
@@ -404,6 +409,10 @@ Result<Lease> Router::Acquire(const std::string& model_id,
 void Router::Unload(const std::string& model_id) { impl_->Unload(model_id); }
 void Router::Preload() { impl_->Preload(); }
 std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); }
+bool Router::AwaitNotReady(const std::string& model_id,
+                           std::chrono::steady_clock::time_point deadline) {
+  return impl_->AwaitNotReady(model_id, deadline);
+}
 void Router::SetEvents(RouterEvents events) { impl_->SetEvents(std::move(events)); }
 void Router::Shutdown() { impl_->Shutdown(); }
 std::string Router::LogTail(const std::string& model_id, size_t lines) const {

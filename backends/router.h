@@ -86,6 +86,11 @@ class Router {
 
   std::vector<ModelSnapshot> Snapshot() const;
 
+  // Waits until the Router no longer counts `model_id` as ready (its exit was noticed, or it is
+  // stopping), so that the next Acquire starts it again instead of admitting to a dead process.
+  // False at the deadline. A backend's own state may turn before the Router's: wait on this one.
+  bool AwaitNotReady(const std::string& model_id, std::chrono::steady_clock::time_point deadline);
+
   // Sets the observer of starts, stops and crashes (replaces the previous one). Thread safe;
   // events already under way may still go to the previous observer.
   void SetEvents(RouterEvents events);

@@ -86,6 +86,9 @@ void HttpServer::Stop() {
 std::optional<BackendInfo> HttpServer::WaitUntilNotReady(const std::string& model_id,
                                                          std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The Router first: the Backend's state turns before the Router hears of the exit, and an
+  // Acquire in between would be admitted to the dead process.
+  if (!router_.AwaitNotReady(model_id, deadline)) return std::nullopt;
   for (;;) {
     for (const auto& m : router_.Snapshot()) {
       if (m.id == model_id && m.backend.state != BackendState::kReady) return m.backend;

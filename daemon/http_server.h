@@ -82,7 +82,8 @@ class HttpServer {
   void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
                 std::string body, httplib::Response& res);
   Status DescribeBackendFailure(const std::string& model_id, const std::string& what);
-  // Polls until the model's backend is no longer ready (its info then), or nullopt at `timeout`.
+  // Waits until neither the Router nor the backend count the model ready (the backend's info
+  // then), or nullopt at `timeout`.
   std::optional<BackendInfo> WaitUntilNotReady(const std::string& model_id,
                                                std::chrono::milliseconds timeout);
 

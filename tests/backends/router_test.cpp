@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
 #include <future>
+#include <thread>
 
 #include "tests/backends/scheduler_fakes.h"
 #include "tests/backends/scripted_backend.h"
@@ -224,6 +226,22 @@ TEST_CASE("router: a crashed backend is started again by the next request", "[un
   CHECK(f.script->Starts("a") == 2);
   CHECK(f.router.LogTail("a", 10) == "log of a");
   CHECK(f.router.LogTail("nope", 10).empty());
+}
+
+TEST_CASE("router: AwaitNotReady waits until the Router itself has heard of the exit",
+          "[unit][router]") {
+  Fixture f(DuoConfig());
+  REQUIRE(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  std::function<void()> notify = f.script->Die("a");
+  // The backend says it is down; the Router does not know yet, and would admit to it.
+  CHECK(SnapshotOf(f.router, "a").backend.state == BackendState::kStopped);
+  CHECK_FALSE(f.router.AwaitNotReady("a", Clock::now() + 20ms));
+  std::thread late(notify);
+  CHECK(f.router.AwaitNotReady("a", Clock::now() + kPatience));
+  late.join();
+  REQUIRE(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  CHECK(f.script->Starts("a") == 2);
+  CHECK(f.router.AwaitNotReady("b", Clock::now()));  // never started
 }
 
 TEST_CASE("router: preload starts the configured models without blocking", "[unit][router]") {

@@ -56,6 +56,9 @@ struct BackendScript : std::enable_shared_from_this<BackendScript> {
   }
   // Simulates the process dying while ready: fires the exit callback on a thread of its own.
   void Crash(const std::string& model);
+  // The first half of Crash: the backend's state has turned; the returned function fires the
+  // exit callback (the Router has not heard of the exit until it is called).
+  std::function<void()> Die(const std::string& model);
   BackendFactory Factory();
 };
 
@@ -149,17 +152,15 @@ class ScriptedBackend : public Backend {
   std::function<void(const std::string&)> exit_callback_;
 };
 
-inline void BackendScript::Crash(const std::string& model) {
-  std::function<void(const std::string&)> callback;
-  {
-    std::lock_guard lock(mu);
-    ScriptedBackend* b = backends.at(model);
-    events.push_back("crash " + model);
-    b->Exit(BackendState::kStopped, "exit status 139");
-    callback = b->exit_callback_;
-  }
-  std::thread([&] { callback("exit status 139"); }).join();
+inline std::function<void()> BackendScript::Die(const std::string& model) {
+  std::lock_guard lock(mu);
+  ScriptedBackend* b = backends.at(model);
+  events.push_back("crash " + model);
+  b->Exit(BackendState::kStopped, "exit status 139");
+  return [callback = b->exit_callback_] { callback("exit status 139"); };
 }
+
+inline void BackendScript::Crash(const std::string& model) { std::thread(Die(model)).join(); }
 
 inline BackendFactory BackendScript::Factory() {
   return [self = shared_from_this()](const ModelConfig& model,
