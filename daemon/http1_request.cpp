@@ -101,7 +101,8 @@ bool ParseRequestHead(std::string_view head, size_t max_fields, RequestHead& out
     } else if (EqualsIgnoreCase(name, "Connection")) {
       connection = value;
     } else if (EqualsIgnoreCase(name, "Expect")) {
-      out.expect_continue = EqualsIgnoreCase(value, "100-continue");
+      // An HTTP/1.0 client does not know 100 (RFC 9110 10.1.1): it gets no interim answer.
+      out.expect_continue = out.minor_version >= 1 && EqualsIgnoreCase(value, "100-continue");
     }
     out.headers.emplace(std::string(name), std::string(value));
   }

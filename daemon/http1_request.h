@@ -23,7 +23,7 @@ struct RequestHead {
   BodyFraming framing = BodyFraming::kNone;  // kNone, kLength or kChunked
   uint64_t content_length = 0;               // kLength only
   bool keep_alive = true;        // the client may send another request on this connection
-  bool expect_continue = false;  // "Expect: 100-continue"
+  bool expect_continue = false;  // "Expect: 100-continue" from an HTTP/1.1 client
 };
 
 // Why a request head was refused, as the HTTP status to answer with and a message.

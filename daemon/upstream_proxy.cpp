@@ -184,7 +184,10 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request
       body.append(piece);
     }
     ex->Done();
-    res.set_content(std::move(body), head.content_type);
+    // Moved, not set_content (which copies); a backend's answer without Content-Type (a 204)
+    // gets none from us either.
+    res.body = std::move(body);
+    if (!head.content_type.empty()) res.set_header("Content-Type", head.content_type);
     if (request_is_head && head.has_length) {
       res.set_header("Content-Length", std::to_string(head.content_length));
     }
@@ -199,6 +202,7 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request
       [ex](bool) {
         if (!ex->finished) ex->record.client_gone = true;
       });
+  if (head.content_type.empty()) res.headers.erase("Content-Type");
   return Delivery::kDone;
 }
 

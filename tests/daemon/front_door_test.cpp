@@ -302,6 +302,11 @@ TEST_CASE("/upstream passes a path through and starts the model", "[integration]
   CHECK(head->status == 200);
   CHECK(head->get_header_value("Content-Length") == std::to_string(props.body.size()));
   CHECK(head->body.empty());
+  // An answer without Content-Type (a 204) gets none on the way either.
+  httplib::Result bare = client.Get("/upstream/org/up-m/no-content");
+  REQUIRE(bare);
+  CHECK(bare->status == 204);
+  CHECK_FALSE(bare->has_header("Content-Type"));
   HttpReply missing = HttpGet(url, "/upstream/org/nope/props");
   CHECK(missing.status == 404);
 }

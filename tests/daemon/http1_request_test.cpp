@@ -48,6 +48,7 @@ TEST_CASE("a request body's framing and the connection's persistence", "[unit][h
   CHECK(Parsed("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n").framing ==
         BodyFraming::kChunked);
   CHECK(Parsed("POST / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n").expect_continue);
+  CHECK_FALSE(Parsed("POST / HTTP/1.0\r\nExpect: 100-continue\r\n\r\n").expect_continue);
   // LF alone ends lines too.
   CHECK(Parsed("GET /x HTTP/1.1\nHost: h\n\n").headers.size() == 1);
 

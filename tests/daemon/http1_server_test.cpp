@@ -150,6 +150,14 @@ TEST_CASE("Expect: 100-continue, HTTP/1.0 and HEAD", "[unit][http1]") {
     REQUIRE(c.Send("ok"));
     CHECK(c.ReadUntil("body=ok").find("200 OK") != std::string::npos);
   }
+  {  // An HTTP/1.0 client does not know 100 Continue: it gets the answer only.
+    Client c(server.port());
+    REQUIRE(c.Send("POST /e HTTP/1.0\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nok"));
+    std::string all = c.ReadToEnd();
+    CHECK(all.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(all.find("100 Continue") == std::string::npos);
+    CHECK(all.find("body=ok") != std::string::npos);
+  }
   {  // HTTP/1.0 without keep-alive: the answer, then the server closes.
     Client c(server.port());
     REQUIRE(c.Send("GET /old HTTP/1.0\r\n\r\n"));

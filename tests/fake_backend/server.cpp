@@ -185,6 +185,8 @@ void FakeServer::RegisterRoutes() {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     SendJson(res, 200, {{"slept_ms", ms}});
   };
+  // 204 with no Content-Type and no body: an answer that a proxy must not dress up.
+  AddRoute("GET", "/no-content", R::kPlain, [](const Req&, Res& res) { res.status = 204; });
   AddRoute("GET", "/slow", R::kPlain, slow);
   AddRoute("POST", "/slow", R::kPlain, slow);
   AddRoute("GET", "/last-request", R::kIntrospection, [this](const Req&, Res& res) {

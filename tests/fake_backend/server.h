@@ -1,6 +1,6 @@
 // FakeServer: the HTTP side of fake-llama-server. It serves llama-server's routes (/health,
 // /v1/models, /props, the completion APIs, embeddings, transcriptions) plus test routes (/env,
-// /slow, /last-request, /stats), the slots API (slots.h), and applies the --crash-after fault.
+// /slow, /no-content, /last-request, /stats), the slots API (slots.h), and applies the --crash-after fault.
 // Handlers run on the server's worker pool; counters are atomics and the last request is guarded by
 // a mutex, so every public method is thread safe. Loading (the 503 phase) is driven from outside
 // through SetReady.
