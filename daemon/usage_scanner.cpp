@@ -1,34 +1,163 @@
 #include "daemon/usage_scanner.h"
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 namespace swapd {
 namespace {
 
-void ReadNumber(const nlohmann::json& object, const char* key, std::optional<double>& out) {
-  auto it = object.find(key);
-  if (it != object.end() && it->is_number()) out = it->get<double>();
+// One number of a document as the parser gave it (a key present with another kind of value is
+// kNone, as is an absent one).
+struct Number {
+  enum class Kind { kNone, kSigned, kUnsigned, kFloat } kind = Kind::kNone;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+};
+
+enum Slot {
+  kPromptTokens,  // usage.*
+  kCompletionTokens,
+  kInputTokens,
+  kOutputTokens,
+  kPromptPerSecond,  // timings.*
+  kPredictedPerSecond,
+  kCacheN,
+  kPromptN,
+  kPredictedN,
+  kSlotCount
+};
+constexpr int kFirstTimingsSlot = kPromptPerSecond;
+
+// The slot of a key of "timings" (or of "usage"), or -1.
+int SlotOf(bool timings, const std::string& key) {
+  if (timings) {
+    if (key == "prompt_per_second") return kPromptPerSecond;
+    if (key == "predicted_per_second") return kPredictedPerSecond;
+    if (key == "cache_n") return kCacheN;
+    if (key == "prompt_n") return kPromptN;
+    if (key == "predicted_n") return kPredictedN;
+    return -1;
+  }
+  if (key == "prompt_tokens") return kPromptTokens;
+  if (key == "completion_tokens") return kCompletionTokens;
+  if (key == "input_tokens") return kInputTokens;  // Anthropic-style /v1/messages
+  if (key == "output_tokens") return kOutputTokens;
+  return -1;
+}
+
+// A SAX handler that keeps the numbers of the top-level "usage" and "timings" objects and builds
+// nothing else: a response's JSON is read without a document tree. What it keeps is what a parsed
+// document would hold: the last of duplicate keys wins, and a "usage" that is not an object
+// carries nothing.
+class UsageSax {
+ public:
+  bool top_is_object = false;
+  bool usage_object = false;
+  bool timings_object = false;
+  std::array<Number, kSlotCount> numbers;
+
+  bool null() { return Scalar(Number()); }
+  bool boolean(bool) { return Scalar(Number()); }
+  bool number_integer(int64_t value) {
+    Number n;
+    n.kind = Number::Kind::kSigned;
+    n.i = value;
+    return Scalar(n);
+  }
+  bool number_unsigned(uint64_t value) {
+    Number n;
+    n.kind = Number::Kind::kUnsigned;
+    n.u = value;
+    return Scalar(n);
+  }
+  bool number_float(double value, const std::string&) {
+    Number n;
+    n.kind = Number::Kind::kFloat;
+    n.f = value;
+    return Scalar(n);
+  }
+  bool string(std::string&) { return Scalar(Number()); }
+  bool binary(nlohmann::json::binary_t&) { return Scalar(Number()); }
+  bool start_object(size_t) { return Open(true); }
+  bool start_array(size_t) { return Open(false); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(std::string& key) {
+    if (depth_ == 1) {
+      section_ = key == "usage"     ? Section::kUsage
+                 : key == "timings" ? Section::kTimings
+                                    : Section::kOther;
+      if (section_ != Section::kOther) {  // a repeated key replaces the earlier object
+        const bool timings = section_ == Section::kTimings;
+        (timings ? timings_object : usage_object) = false;
+        for (int i = timings ? kFirstTimingsSlot : 0;
+             i < (timings ? kSlotCount : kFirstTimingsSlot); ++i) {
+          numbers[i] = Number();
+        }
+      }
+    } else if (depth_ == 2 && in_section_) {
+      slot_ = SlotOf(section_ == Section::kTimings, key);
+    }
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  enum class Section { kOther, kUsage, kTimings };
+
+  // A value directly in "usage" or "timings" fills its slot.
+  bool Scalar(const Number& n) {
+    if (depth_ == 2 && in_section_ && slot_ >= 0) numbers[slot_] = n;
+    slot_ = -1;
+    return true;
+  }
+  bool Open(bool object) {
+    if (depth_ == 0) top_is_object = object;
+    if (depth_ == 1 && object && section_ != Section::kOther) {
+      in_section_ = true;
+      (section_ == Section::kTimings ? timings_object : usage_object) = true;
+    }
+    if (depth_ == 2 && in_section_ && slot_ >= 0) numbers[slot_] = Number();
+    slot_ = -1;
+    ++depth_;
+    return true;
+  }
+  bool Close() {
+    --depth_;
+    if (depth_ == 1) in_section_ = false;
+    return true;
+  }
+
+  size_t depth_ = 0;
+  Section section_ = Section::kOther;  // of the current top-level key
+  bool in_section_ = false;            // inside the object of "usage" or "timings"
+  int slot_ = -1;                      // of the current key inside it
+};
+
+void Read(const Number& n, std::optional<double>& out) {
+  if (n.kind == Number::Kind::kSigned) out = static_cast<double>(n.i);
+  if (n.kind == Number::Kind::kUnsigned) out = static_cast<double>(n.u);
+  if (n.kind == Number::Kind::kFloat) out = n.f;
 }
 
 // A count: an integer, or a float that fits (converting one that does not, e.g. 1e300, is
 // undefined behaviour).
-void ReadNumber(const nlohmann::json& object, const char* key, std::optional<int64_t>& out) {
-  auto it = object.find(key);
-  if (it == object.end()) return;
-  if (it->is_number_unsigned()) {
-    uint64_t value = it->get<uint64_t>();
-    if (value <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      out = static_cast<int64_t>(value);
+void Read(const Number& n, std::optional<int64_t>& out) {
+  if (n.kind == Number::Kind::kUnsigned) {
+    if (n.u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      out = static_cast<int64_t>(n.u);
     }
-  } else if (it->is_number_integer()) {
-    out = it->get<int64_t>();
-  } else if (it->is_number_float()) {
-    double value = it->get<double>();
+  } else if (n.kind == Number::Kind::kSigned) {
+    out = n.i;
+  } else if (n.kind == Number::Kind::kFloat) {
     // 2^63 is exactly representable; every double below it converts.
-    if (value >= -9223372036854775808.0 && value < 9223372036854775808.0) {
-      out = static_cast<int64_t>(value);
+    if (n.f >= -9223372036854775808.0 && n.f < 9223372036854775808.0) {
+      out = static_cast<int64_t>(n.f);
     }
   }
 }
@@ -85,23 +214,24 @@ void UsageScanner::ScanEvents() {
 }
 
 void UsageScanner::ScanDocument(std::string_view json_text) {
-  nlohmann::json doc = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr,
-                                             /*allow_exceptions=*/false);
-  if (!doc.is_object()) return;
-  if (auto it = doc.find("usage"); it != doc.end() && it->is_object()) {
-    ReadNumber(*it, "prompt_tokens", usage_.prompt_tokens);
-    ReadNumber(*it, "completion_tokens", usage_.completion_tokens);
-    // Anthropic-style /v1/messages
-    ReadNumber(*it, "input_tokens", usage_.prompt_tokens);
-    ReadNumber(*it, "output_tokens", usage_.completion_tokens);
+  UsageSax sax;
+  if (!nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &sax) || !sax.top_is_object) {
+    return;
   }
-  if (auto it = doc.find("timings"); it != doc.end() && it->is_object()) {
-    ReadNumber(*it, "prompt_per_second", usage_.prompt_per_second);
-    ReadNumber(*it, "predicted_per_second", usage_.predicted_per_second);
-    ReadNumber(*it, "cache_n", usage_.cached_tokens);
-    ReadNumber(*it, "prompt_n", usage_.prompt_processed);
-    if (!usage_.prompt_tokens) ReadNumber(*it, "prompt_n", usage_.prompt_tokens);
-    if (!usage_.completion_tokens) ReadNumber(*it, "predicted_n", usage_.completion_tokens);
+  const auto& n = sax.numbers;
+  if (sax.usage_object) {
+    Read(n[kPromptTokens], usage_.prompt_tokens);
+    Read(n[kCompletionTokens], usage_.completion_tokens);
+    Read(n[kInputTokens], usage_.prompt_tokens);
+    Read(n[kOutputTokens], usage_.completion_tokens);
+  }
+  if (sax.timings_object) {
+    Read(n[kPromptPerSecond], usage_.prompt_per_second);
+    Read(n[kPredictedPerSecond], usage_.predicted_per_second);
+    Read(n[kCacheN], usage_.cached_tokens);
+    Read(n[kPromptN], usage_.prompt_processed);
+    if (!usage_.prompt_tokens) Read(n[kPromptN], usage_.prompt_tokens);
+    if (!usage_.completion_tokens) Read(n[kPredictedN], usage_.completion_tokens);
   }
 }
 

@@ -3,7 +3,8 @@
 // takes integers from the end): a count, then that many piece sizes; the rest, from the start, is
 // the response body. Both modes (SSE and a plain JSON body) are checked: the result must not depend
 // on how the stream is cut (whole, in the chosen pieces, one byte at a time), and an SSE stream
-// that never mentions "usage" or "timings" yields nothing.
+// that never mentions "usage" or "timings" yields nothing. A plain body must give what the
+// parsed document holds (tests/support/usage_reference.h, the obvious reading).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -15,16 +16,12 @@
 #include "daemon/usage_scanner.h"
 #include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
+#include "tests/support/usage_reference.h"
 
 namespace swapd {
 namespace {
 
-bool operator==(const Usage& a, const Usage& b) {
-  return a.prompt_tokens == b.prompt_tokens && a.completion_tokens == b.completion_tokens &&
-         a.cached_tokens == b.cached_tokens && a.prompt_processed == b.prompt_processed &&
-         a.prompt_per_second == b.prompt_per_second &&
-         a.predicted_per_second == b.predicted_per_second;
-}
+bool operator==(const Usage& a, const Usage& b) { return testing::SameUsage(a, b); }
 
 bool IsUnset(const Usage& u) {
   return !u.prompt_tokens && !u.completion_tokens && !u.cached_tokens && !u.prompt_processed &&
@@ -62,6 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const Usage whole = ScanPieces(event_stream, stream, {});
     FUZZ_CHECK(ScanPieces(event_stream, stream, sizes) == whole, "cut into the chosen pieces");
     FUZZ_CHECK(ScanBytes(event_stream, stream) == whole, "fed one byte at a time");
+    if (!event_stream && stream.size() <= UsageScanner::kMaxBuffered) {
+      FUZZ_CHECK(whole == testing::ReferenceUsage(stream), "what the parsed document holds");
+    }
     if (event_stream && stream.find("\"usage\"") == std::string::npos &&
         stream.find("\"timings\"") == std::string::npos) {
       FUZZ_CHECK(IsUnset(whole), "no usage without a usage or timings object");
