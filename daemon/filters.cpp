@@ -2,6 +2,11 @@
 
 namespace swapd {
 
+bool HasFilters(const ModelConfig& model) {
+  return !model.use_model_name.empty() || !model.strip_params.empty() ||
+         (model.set_params.is_object() && !model.set_params.empty());
+}
+
 std::optional<std::string> ApplyFilters(const ModelConfig& model, nlohmann::json& document) {
   if (!document.is_object()) return std::nullopt;
   bool changed = false;

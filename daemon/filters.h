@@ -11,6 +11,9 @@
 
 namespace swapd {
 
+// Whether the model has a filter that may change a request body.
+bool HasFilters(const ModelConfig& model);
+
 // Applies the model's filters to `document`. Returns the new body text when a filter changed
 // something, nullopt when nothing changed (the caller then forwards the original bytes untouched).
 std::optional<std::string> ApplyFilters(const ModelConfig& model, nlohmann::json& document);

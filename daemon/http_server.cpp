@@ -154,7 +154,11 @@ void HttpServer::HandleJsonInference(const httplib::Request& req, httplib::Respo
   auto cfg = config();
   const ModelConfig* model = cfg->FindModel(parsed.value().model);
   if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
-  std::optional<std::string> filtered = ApplyFilters(*model, parsed.value().document);
+  std::optional<std::string> filtered;
+  if (HasFilters(*model)) {  // only then is the body parsed into a document
+    nlohmann::json document = ParseJsonDocument(req.body);
+    filtered = ApplyFilters(*model, document);
+  }
   Dispatch(*model, req, req.target, filtered ? std::move(*filtered) : req.body, res);
 }
 

@@ -13,22 +13,31 @@
 
 namespace swapd {
 
-// A JSON request body, parsed once: the model id and the document (for filters).
+// What the front door needs of a JSON request body: the model id. The body is scanned, not
+// parsed into a document (a chat of a few hundred kilobytes costs a fraction of the time); the
+// document is built only for a model with filters (ParseJsonDocument).
 struct JsonRequest {
   std::string model;
-  nlohmann::json document;
 };
 
 // Arrays and objects nested deeper than this are refused: serializing (filters) and comparing a
 // JSON document recurse once per level, and a few megabytes of `[` would overflow the stack.
 inline constexpr size_t kMaxJsonDepth = 512;
 
-// Parses `body` as a JSON object and reads its string field "model". When the body has no model,
-// `query_model` (from ?model=) is used if given. Errors (kInvalidArgument) say what is wrong:
-// malformed JSON (with the parser's position), a number out of range, nesting deeper than
-// kMaxJsonDepth, not an object, `model` not a string, no model.
+// Whether arrays and objects in `text` nest deeper than `limit`, counting brackets outside
+// strings. Cheap enough to run before a parser.
+bool NestsDeeperThan(std::string_view text, size_t limit);
+
+// Checks that `body` is a JSON object and reads its string field "model". When the body has no
+// model, `query_model` (from ?model=) is used if given. Errors (kInvalidArgument) say what is
+// wrong: malformed JSON (with the parser's position), a number out of range, nesting deeper than
+// kMaxJsonDepth, not an object, `model` not a string, `stream` not a boolean, no model. Of
+// duplicate keys the last counts, as in a parsed document.
 Result<JsonRequest> ParseJsonRequest(std::string_view body,
                                      const std::optional<std::string>& query_model);
+
+// The document of a body that ParseJsonRequest accepted (an empty body is an empty object).
+nlohmann::json ParseJsonDocument(std::string_view body);
 
 // The error for a request that names no model at all.
 Status NoModelError();

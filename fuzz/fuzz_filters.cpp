@@ -63,7 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // As the server does: the body is parsed (and refused when it is unreadable) first.
   Result<JsonRequest> request = ParseJsonRequest(rest, "fuzz");
   if (!request.ok()) return 0;
-  nlohmann::json& document = request.value().document;
+  nlohmann::json document = ParseJsonDocument(rest);
+  FUZZ_CHECK(document.is_object(), "an accepted body parses to an object");
   const nlohmann::json original = document;
 
   std::optional<std::string> text = ApplyFilters(model, document);

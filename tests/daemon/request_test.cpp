@@ -7,6 +7,7 @@
 #include "daemon/http_error.h"
 #include "daemon/model_id.h"
 #include "daemon/usage_scanner.h"
+#include "tests/support/usage_reference.h"
 
 namespace swapd {
 namespace {
@@ -15,7 +16,27 @@ TEST_CASE("model id comes from the JSON body", "[unit][front]") {
   auto r = ParseJsonRequest(R"({"model":"qwen","messages":[]})", std::nullopt);
   REQUIRE(r.ok());
   CHECK(r.value().model == "qwen");
-  CHECK(r.value().document["messages"].is_array());
+  CHECK(ParseJsonDocument(R"({"model":"qwen","messages":[]})")["messages"].is_array());
+}
+
+TEST_CASE("the body is scanned as a parsed document would read", "[unit][front]") {
+  // The last of duplicate keys counts; a null model is no model; nested keys are not the model.
+  CHECK(ParseJsonRequest(R"({"model":"a","model":"b"})", std::nullopt).value().model == "b");
+  CHECK(ParseJsonRequest(R"({"model":7,"model":"b"})", std::nullopt).value().model == "b");
+  CHECK_FALSE(ParseJsonRequest(R"({"model":"a","model":7})", std::nullopt).ok());
+  CHECK(ParseJsonRequest(R"({"model":null})", std::string("q")).value().model == "q");
+  CHECK(
+      ParseJsonRequest(R"({"x":{"model":"inner"},"model":"outer"})", std::nullopt).value().model ==
+      "outer");
+  CHECK(ParseJsonRequest(R"({"x":{"model":"inner"}})", std::string("q")).value().model == "q");
+  CHECK(ParseJsonRequest(R"({"model":"m","stream":"x","stream":false})", std::nullopt).ok());
+  CHECK(ParseJsonRequest(R"({"model":"m","stream":null,"s":{"stream":1}})", std::nullopt).ok());
+  auto big = ParseJsonRequest(R"({"model":"m","n":1e400})", std::nullopt);
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.status().message(), Catch::Contains("unreadable JSON"));
+  auto trailing = ParseJsonRequest(R"({"model":"m"} x)", std::nullopt);
+  REQUIRE_FALSE(trailing.ok());
+  CHECK_THAT(trailing.status().message(), Catch::Contains("malformed JSON"));
 }
 
 TEST_CASE("model id falls back to ?model=", "[unit][front]") {
@@ -53,11 +74,16 @@ TEST_CASE("bad bodies are 400 with a message that says why", "[unit][front]") {
 TEST_CASE("filters apply in order and leave the body alone when nothing changes", "[unit][front]") {
   ModelConfig model;
   nlohmann::json doc = nlohmann::json::parse(R"({"model":"a","temperature":0.7,"top_k":5})");
+  CHECK_FALSE(HasFilters(model));
   CHECK_FALSE(ApplyFilters(model, doc).has_value());
+  ModelConfig stripping;
+  stripping.strip_params = {"x"};
+  CHECK(HasFilters(stripping));
 
   model.use_model_name = "real-name";
   model.strip_params = {"temperature", "model", "absent"};
   model.set_params = {{"top_k", 40}, {"model", "ignored"}, {"min_p", 0.05}};
+  CHECK(HasFilters(model));
   auto out = ApplyFilters(model, doc);
   REQUIRE(out.has_value());
   auto result = nlohmann::json::parse(*out);
@@ -143,6 +169,48 @@ TEST_CASE("usage scanner reads a JSON body and tolerates garbage", "[unit][front
   UsageScanner garbage(true);
   garbage.Feed("data: {\"usage\": nope}\n\nnot sse at all\n");
   CHECK(garbage.Finish().empty());
+}
+
+TEST_CASE("usage scanner reads what a parsed document holds, without parsing one",
+          "[unit][front]") {
+  const char* documents[] = {
+      R"({"usage":{"prompt_tokens":4,"completion_tokens":9}})",
+      R"({"timings":{"prompt_n":7,"predicted_n":2,"cache_n":1,"prompt_per_second":3,)"
+      R"("predicted_per_second":2.5}})",
+      R"({"usage":{"input_tokens":5,"output_tokens":6,"prompt_tokens":1}})",
+      // The last of duplicate keys wins, also when it is not a number or not an object.
+      R"({"usage":{"prompt_tokens":4,"prompt_tokens":"x","completion_tokens":1}})",
+      R"({"usage":{"prompt_tokens":4},"usage":[1]})",
+      R"({"usage":{"prompt_tokens":4},"usage":{"completion_tokens":2}})",
+      R"({"timings":{"cache_n":3},"timings":null,"usage":{"prompt_tokens":1}})",
+      // Nested objects and arrays inside usage are not usage.
+      R"({"usage":{"details":{"prompt_tokens":9},"prompt_tokens":[1],"completion_tokens":{}}})",
+      R"({"choices":[{"usage":{"prompt_tokens":9}}],"x":{"timings":{"cache_n":1}}})",
+      // Numbers of every kind: negative, beyond int64, float, huge float.
+      R"({"usage":{"prompt_tokens":-3,"completion_tokens":18446744073709551615}})",
+      R"({"usage":{"prompt_tokens":2.9,"completion_tokens":1e300},"timings":{"cache_n":1e19}})",
+      R"({"timings":{"prompt_per_second":-0.5,"predicted_per_second":12}})",
+      // Not a whole JSON object: nothing.
+      R"({"usage":{"prompt_tokens":4}} trailing)",
+      R"({"usage":{"prompt_tokens":4},)",
+      R"([{"usage":{"prompt_tokens":4}}])",
+      R"({"usage":{"prompt_tokens":1e400}})",
+      "",
+      "null",
+  };
+  for (const char* document : documents) {
+    INFO(document);
+    UsageScanner scanner(false);
+    scanner.Feed(document);
+    Usage sax = scanner.Finish();
+    CHECK(testing::SameUsage(sax, testing::ReferenceUsage(document)));
+  }
+  // Spot checks that the reference itself reads as intended.
+  UsageScanner dup(false);
+  dup.Feed(R"({"usage":{"prompt_tokens":4},"usage":{"completion_tokens":2}})");
+  Usage u = dup.Finish();
+  CHECK_FALSE(u.prompt_tokens);
+  CHECK(u.completion_tokens == 2);
 }
 
 }  // namespace
