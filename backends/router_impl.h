@@ -1,0 +1,143 @@
+// RouterImpl: the Router's shared state and its two sides, private to backends/. router.cpp
+// holds the request side (Acquire, Unload, reload, snapshots, shutdown) and the Lease;
+// router_effects.cpp holds what the Scheduler's decisions do (backends started and stopped on
+// worker threads, their exits, the TTL timer).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/router.h"
+#include "backends/scheduler.h"
+#include "backends/worker_threads.h"
+
+namespace swapd {
+
+// The Router's shared state. Leases hold it by shared_ptr, so it outlives the Router while a
+// request is still in flight. Every event reaches the Scheduler under mu_; the Scheduler's
+// effects run under mu_ too (they only record results, or hand Backend calls to worker threads).
+// Backend methods are never called with mu_ held, except SetExitCallback on a new Backend.
+class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private SchedulerEffects {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  RouterImpl(std::shared_ptr<const Config> config, BackendFactory factory)
+      : factory_(std::move(factory)), config_(std::move(config)), scheduler_(*config_, this) {}
+  ~RouterImpl() override { Shutdown(); }
+
+  // Starts the TTL timer thread; called once, right after construction.
+  void StartTimer() {
+    timer_ = std::thread([this] { TimerLoop(); });
+  }
+
+  Result<Lease> Acquire(const std::string& model_id, Clock::time_point deadline,
+                        const std::function<bool()>& cancelled);
+  void Finish(RequestId id) {
+    std::lock_guard lock(mu_);
+    scheduler_.RequestFinished(id, Clock::now());
+    Changed();
+  }
+  void Unload(const std::string& model_id);
+  void Preload() {
+    std::lock_guard lock(mu_);
+    scheduler_.Preload(config_->preload);
+    Changed();
+  }
+  std::vector<ModelSnapshot> Snapshot() const;
+  bool AwaitNotReady(const std::string& model_id, Clock::time_point deadline) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_until(lock, deadline,
+                               [&] { return scheduler_.Phase(model_id) != ModelPhase::kReady; });
+  }
+  void Shutdown();
+  std::string LogTail(const std::string& model_id, size_t lines) const {
+    std::shared_ptr<Backend> backend = FindBackend(model_id);
+    return backend == nullptr ? std::string() : backend->LogTail(lines);
+  }
+  ConfigDiff Reconfigure(std::shared_ptr<const Config> config);
+  void SetEvents(RouterEvents events) {
+    std::lock_guard lock(mu_);
+    events_ = std::make_shared<const RouterEvents>(std::move(events));
+  }
+
+ private:
+  struct Waiter {
+    bool done = false;  // admitted (status ok) or rejected
+    Status status;
+  };
+
+  // SchedulerEffects: called with mu_ held, from inside a Scheduler event.
+  void StartModel(const std::string& model) override;
+  void StopModel(const std::string& model) override;
+  void Admit(RequestId request) override {
+    if (auto it = waiters_.find(request); it != waiters_.end()) it->second.done = true;
+  }
+  void Reject(RequestId request, const Status& why) override {
+    if (auto it = waiters_.find(request); it != waiters_.end()) it->second = Waiter{true, why};
+  }
+
+  // The model's Backend, made on first use; null without a factory. mu_ held.
+  std::shared_ptr<Backend> BackendOf(const std::string& model);
+  std::shared_ptr<Backend> FindBackend(const std::string& model) const {
+    std::lock_guard lock(mu_);
+    auto it = backends_.find(model);
+    return it == backends_.end() ? nullptr : it->second;
+  }
+  void TimerLoop();
+  // Why StopModel was asked to stop `model` (for RouterEvents::on_stop). mu_ held.
+  const char* StopReason(const std::string& model) const {
+    if (stop_context_ != nullptr && (stop_target_.empty() || stop_target_ == model)) {
+      return stop_context_;
+    }
+    if (config_->models.count(model) == 0 || renew_backend_.count(model) != 0) return "reload";
+    return "swap";
+  }
+  // Something changed: wake the waiting Acquire/Unload/Shutdown calls, and the timer if it
+  // must now wake earlier than it planned (not on every request: that would cost a context
+  // switch per request). mu_ held.
+  void Changed() {
+    changed_.notify_all();
+    std::optional<Clock::time_point> next = scheduler_.NextDeadline();
+    if (next && *next < timer_deadline_) timer_wake_.notify_all();
+  }
+
+  const BackendFactory factory_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  std::condition_variable timer_wake_;
+  // Guarded by mu_:
+  std::shared_ptr<const Config> config_;
+  Scheduler scheduler_;
+  // Models whose next start needs a new Backend (their definition changed, or they were
+  // removed and added again by a reload).
+  std::set<std::string> renew_backend_;
+  std::map<RequestId, Waiter> waiters_;  // one per Acquire that has not returned yet
+  RequestId next_request_ = 1;
+  bool timer_stop_ = false;
+  // While a Scheduler event that stops models for a known reason runs: that reason, and the
+  // model it is about (empty: every model).
+  const char* stop_context_ = nullptr;
+  std::string stop_target_;
+  std::shared_ptr<const RouterEvents> events_ = std::make_shared<const RouterEvents>();
+  Clock::time_point timer_deadline_ = Clock::time_point::max();  // when the timer wakes
+
+  std::mutex shutdown_mu_;  // serializes Shutdown calls
+  std::thread timer_;
+  WorkerThreads workers_;
+  // Guarded by mu_ (the map; each Backend is thread safe, and may outlive its entry while a
+  // worker or a reader still holds it). Declared last so that the Backends go first: their exit
+  // callbacks may still take mu_ until their destructors return. A Backend is never destroyed
+  // with mu_ held.
+  std::map<std::string, std::shared_ptr<Backend>> backends_;
+};
+
+}  // namespace swapd
