@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Proxy overhead: the same fake backend measured three ways in one run — direct, through nginx
 # (the reference reverse proxy: keepalive upstream, proxy_buffering off) and through swapd — with
-# wrk over loopback, small non-streamed requests, 1 and 64 connections. Prints a markdown table
-# of requests/s and p50/p99 latency with ratios to direct, and swapd's resident memory.
+# wrk over loopback, small non-streamed requests at 1 and 64 connections, and a large one (a
+# 256 KiB chat of 2000 messages, as an agent with a long context sends) at 1 connection. Prints
+# a markdown table of requests/s and p50/p99 latency with ratios to direct, and swapd's resident
+# memory.
 # The three targets are measured in interleaved rounds and each figure is the median over the
 # rounds, so that load from other processes on a small machine hits all three alike.
 #   bench/proxy_bench.sh [seconds per run, default 10] [rounds, default 3]
@@ -94,12 +96,26 @@ wrk.method = "POST"
 wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
+python3 - "$work/large.json" <<'PY'
+import json, sys
+messages = [{"role": "user" if i % 2 == 0 else "assistant",
+             "content": "message %d: " % i + "lorem ipsum dolor sit amet " * 4} for i in range(2000)]
+body = {"model": "bench", "messages": messages, "max_tokens": 1, "temperature": 0.2}
+open(sys.argv[1], "w").write(json.dumps(body))
+PY
+cat >"$work/large.lua" <<LUA
+local f = io.open("$work/large.json", "rb")
+wrk.body = f:read("*a")
+f:close()
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+LUA
 
-# run NAME PORT CONNECTIONS -> "rps p50_us p99_us"
+# run NAME PORT CONNECTIONS SCRIPT PATH -> "rps p50_us p99_us"
 run() {
   local out threads=$(( $3 < 2 ? 1 : 2 ))
-  out=$(wrk -t"$threads" -c"$3" -d"${duration}s" --latency -s "$work/post.lua" \
-    "http://127.0.0.1:$2/v1/completions")
+  out=$(wrk -t"$threads" -c"$3" -d"${duration}s" --latency -s "$work/$4.lua" \
+    "http://127.0.0.1:$2$5")
   if echo "$out" | grep -q "Non-2xx"; then echo "wrk: errors for $1" >&2; echo "$out" >&2; fi
   local rps p50 p99
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
@@ -117,7 +133,11 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| connections | target | requests/s | ratio to direct | p50 | p99 | added p50 |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for c in 1 64; do
+for load in 1 64 large; do
+  case $load in
+    large) c=1 script=large path=/v1/chat/completions label="1, $(( $(wc -c <"$work/large.json") / 1024 )) KiB chat" ;;
+    *) c=$load script=post path=/v1/completions label=$load ;;
+  esac
   : >"$work/results"
   for _ in $(seq "$rounds"); do
     for name in "${targets[@]}"; do
@@ -127,14 +147,14 @@ for c in 1 64; do
         swapd) port=$swapd_port ;;
         swapd-before) port=$base_port ;;
       esac
-      echo "$name $(run "$name" "$port" "$c")" >>"$work/results"
+      echo "$name $(run "$name" "$port" "$c" "$script" "$path")" >>"$work/results"
     done
   done
   # field: 2 = requests/s, 3 = p50, 4 = p99
   stat() { awk -v n="$1" -v f="$2" '$1 == n { print $f }' "$work/results" | median; }
   d_rps=$(stat direct 2) d_p50=$(stat direct 3)
   for name in "${targets[@]}"; do
-    awk -v c="$c" -v n="$name" -v r="$(stat "$name" 2)" -v dr="$d_rps" -v p50="$(stat "$name" 3)" \
+    awk -v c="$label" -v n="$name" -v r="$(stat "$name" 2)" -v dr="$d_rps" -v p50="$(stat "$name" 3)" \
       -v p99="$(stat "$name" 4)" -v d50="$d_p50" \
       'BEGIN { printf "| %s | %s | %.0f | %.2fx | %.0f us | %.0f us | %+.0f us |\n", c, n, r, r/dr, p50, p99, p50-d50 }'
   done
