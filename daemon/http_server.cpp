@@ -117,8 +117,8 @@ Status HttpServer::DescribeBackendFailure(const std::string& model_id, const std
   return Status::Error(ErrorCode::kBackendFailed, message);
 }
 
-void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
-                          std::string body, httplib::Response& res) {
+void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
+                          std::string_view target, std::string_view body, httplib::Response& res) {
   auto deadline = std::chrono::steady_clock::now() + settings_.acquire_timeout;
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
@@ -128,13 +128,12 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
       SetErrorResponse(res, lease.status());
       break;
     }
-    const bool may_retry = attempt == 0;
     ProxyRequest request;
     request.method = req.method;
-    request.target = may_retry ? target : std::move(target);
-    request.headers = req.headers;
-    request.body = may_retry ? body : std::move(body);
-    if (proxy_->Forward(std::move(lease).value(), std::move(request), res, may_retry) ==
+    request.target = target;
+    request.headers = &req.headers;
+    request.body = body;
+    if (proxy_->Forward(std::move(lease).value(), request, res, /*may_retry=*/attempt == 0) ==
         UpstreamProxy::Delivery::kDone) {
       break;
     }
@@ -159,7 +158,7 @@ void HttpServer::HandleJsonInference(const httplib::Request& req, httplib::Respo
     nlohmann::json document = ParseJsonDocument(req.body);
     filtered = ApplyFilters(*model, document);
   }
-  Dispatch(*model, req, req.target, filtered ? std::move(*filtered) : req.body, res);
+  Dispatch(*model, req, req.target, filtered ? *filtered : req.body, res);
 }
 
 void HttpServer::HandleMultipartInference(const httplib::Request& req, httplib::Response& res) {
@@ -184,7 +183,7 @@ void HttpServer::HandleMultipartInference(const httplib::Request& req, httplib::
   }
   std::string body = req.body;
   body.replace(form.field->offset, form.field->size, model->use_model_name);
-  Dispatch(*model, req, req.target, std::move(body), res);
+  Dispatch(*model, req, req.target, body, res);
 }
 
 void HttpServer::HandleUpstream(const httplib::Request& req, httplib::Response& res,

@@ -79,8 +79,9 @@ class HttpServer {
   void HandleLogStream(const httplib::Request& req, httplib::Response& res,
                        const std::string& model);
   // Waits for the model and hands the request to the proxy.
-  void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string target,
-                std::string body, httplib::Response& res);
+  // `target` and `body` are only read, and outlive the call.
+  void Dispatch(const ModelConfig& model, const httplib::Request& req, std::string_view target,
+                std::string_view body, httplib::Response& res);
   Status DescribeBackendFailure(const std::string& model_id, const std::string& what);
   // Waits until neither the Router nor the backend count the model ready (the backend's info
   // then), or nullopt at `timeout`.

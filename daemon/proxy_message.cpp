@@ -42,7 +42,8 @@ std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request
   head += " HTTP/1.1\r\nHost: ";
   head += url.authority;
   head += "\r\n";
-  for (const auto& [name, value] : request.headers) {
+  static const httplib::Headers kNoHeaders;
+  for (const auto& [name, value] : request.headers ? *request.headers : kNoHeaders) {
     if (IsHopByHop(name)) continue;
     head += name;
     head += ": ";

@@ -6,16 +6,19 @@
 #include <httplib.h>
 
 #include <string>
+#include <string_view>
 
 #include "config/proxy_url.h"
 
 namespace swapd {
 
+// A request to pass on. It refers to the client's request and to the caller's strings, which
+// outlive the exchange (nothing is copied).
 struct ProxyRequest {
-  std::string method;
-  std::string target;        // path and query, as the backend should see them
-  httplib::Headers headers;  // the client's; hop-by-hop and swapd's own are removed here
-  std::string body;
+  std::string_view method;
+  std::string_view target;                    // path and query, as the backend should see them
+  const httplib::Headers* headers = nullptr;  // the client's; hop-by-hop ones are left out
+  std::string_view body;
 };
 
 // Headers that belong to one connection (RFC 9110 7.6.1), lengths the proxy recomputes, Expect

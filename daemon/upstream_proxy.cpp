@@ -111,7 +111,7 @@ Status UpstreamProxy::Describe(const std::string& model_id, bool headers_seen,
 
 std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
                                                         const std::string& head,
-                                                        const std::string& body, bool head_request,
+                                                        std::string_view body, bool head_request,
                                                         bool idempotent, ResponseStart& start,
                                                         UpstreamFailure& failure) {
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -136,7 +136,7 @@ std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
   return nullptr;
 }
 
-UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, ProxyRequest request,
+UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& request,
                                                httplib::Response& res, bool may_retry) {
   auto ex = std::make_shared<Exchange>(this, std::move(lease));
   const ProxyUrl url = ParseProxyUrl(ex->lease.proxy_url());

@@ -65,7 +65,7 @@ class UpstreamProxy {
   // holds `lease` until the body is complete or the client left. With `may_retry`, a refused
   // connection returns kRefused (lease released, nothing recorded) so that the caller can start
   // the backend again and retry; otherwise it is a 502.
-  Delivery Forward(Lease lease, ProxyRequest request, httplib::Response& res,
+  Delivery Forward(Lease lease, const ProxyRequest& request, httplib::Response& res,
                    bool may_retry = false);
 
  private:
@@ -73,7 +73,7 @@ class UpstreamProxy {
   // Sends the request and reads the answer's head, on an idle pooled connection when there is
   // one (sent once more on a new connection if that one turns out to be closed; see the .cpp).
   std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const std::string& head,
-                                           const std::string& body, bool head_request,
+                                           std::string_view body, bool head_request,
                                            bool idempotent, ResponseStart& start,
                                            UpstreamFailure& failure);
   // The client's error for a failed exchange.

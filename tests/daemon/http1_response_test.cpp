@@ -146,17 +146,18 @@ TEST_CASE("a malformed chunked body fails", "[unit][proxy]") {
 
 TEST_CASE("the request head carries the client's end-to-end fields to the backend",
           "[unit][proxy]") {
+  httplib::Headers headers = {{"Content-Type", "application/json"},
+                              {"Authorization", "Bearer k"},
+                              {"Connection", "keep-alive, Upgrade"},
+                              {"Host", "swapd:8080"},
+                              {"Content-Length", "999"},
+                              {"Expect", "100-continue"},
+                              {"REMOTE_ADDR", "127.0.0.1"},
+                              {"Transfer-Encoding", "chunked"}};
   ProxyRequest request;
   request.method = "POST";
   request.target = "/v1/chat/completions?x=1";
-  request.headers = {{"Content-Type", "application/json"},
-                     {"Authorization", "Bearer k"},
-                     {"Connection", "keep-alive, Upgrade"},
-                     {"Host", "swapd:8080"},
-                     {"Content-Length", "999"},
-                     {"Expect", "100-continue"},
-                     {"REMOTE_ADDR", "127.0.0.1"},
-                     {"Transfer-Encoding", "chunked"}};
+  request.headers = &headers;
   request.body = R"({"model":"m"})";
   ProxyUrl url = ParseProxyUrl("http://127.0.0.1:5800/api/");
   const std::string head = UpstreamRequestHead(url, request);
@@ -171,8 +172,8 @@ TEST_CASE("the request head carries the client's end-to-end fields to the backen
 
   // A GET has no body and no Content-Length; an https URL without a port names only the host.
   request.method = "GET";
-  request.body.clear();
-  request.headers.clear();
+  request.body = {};
+  request.headers = nullptr;
   CHECK(UpstreamRequestHead(ParseProxyUrl("https://api.example.org/v1"), request) ==
         "GET /v1/v1/chat/completions?x=1 HTTP/1.1\r\nHost: api.example.org\r\n\r\n");
 }
