@@ -1,5 +1,7 @@
 #include "daemon/model_id.h"
 
+#include "daemon/json_scan.h"
+
 namespace swapd {
 
 bool NestsDeeperThan(std::string_view text, size_t limit) {
@@ -38,80 +40,44 @@ Status UnknownModelError(const std::string& id) {
 
 namespace {
 
-// A SAX handler that reads the top-level "model" and "stream" of a request body and builds
-// nothing: the last of duplicate keys counts, as it would in a parsed document.
-class RequestSax {
+// Reads the top-level "model" and "stream" of a request body as the scan goes by. Of duplicate
+// keys the last counts, as it would in a parsed document.
+class RequestFields : public JsonHandler {
  public:
-  enum class Kind { kAbsent, kNull, kString, kBoolean, kOther };
   bool top_is_object = false;
-  Kind model = Kind::kAbsent;
-  std::string model_value;
-  Kind stream = Kind::kAbsent;
-  std::string stream_text;  // how a bad "stream" value reads, for the error
-  std::string error;        // the parser's, when it failed
+  std::optional<JsonKind> model;  // absent: no such key
+  std::string_view model_token;
+  std::optional<JsonKind> stream;
+  std::string_view stream_token;  // empty for an object or an array
 
-  bool null() { return Value(Kind::kNull, "null"); }
-  bool boolean(bool value) { return Value(Kind::kBoolean, value ? "true" : "false"); }
-  bool number_integer(int64_t value) { return Value(Kind::kOther, std::to_string(value)); }
-  bool number_unsigned(uint64_t value) { return Value(Kind::kOther, std::to_string(value)); }
-  bool number_float(double, const std::string& text) { return Value(Kind::kOther, text); }
-  bool string(std::string& value) {
-    if (depth_ == 1 && field_ == Field::kModel) model_value = value;
-    return Value(Kind::kString, depth_ == 1 && field_ == Field::kStream
-                                    ? nlohmann::json(value).dump(
-                                          -1, ' ', false, nlohmann::json::error_handler_t::replace)
-                                    : std::string());
+  void Value(size_t depth, JsonKind kind, std::string_view token) override {
+    if (depth == 0) top_is_object = kind == JsonKind::kObject;
+    if (depth != 1) return;
+    if (field_ == Field::kModel) {
+      model = kind;
+      model_token = token;
+    } else if (field_ == Field::kStream) {
+      stream = kind;
+      stream_token = token;
+    }
+    field_ = Field::kOther;
   }
-  bool binary(nlohmann::json::binary_t&) { return Value(Kind::kOther, "binary"); }
-  bool start_object(size_t) {
-    if (depth_ == 0) top_is_object = true;
-    Value(Kind::kOther, "an object");
-    ++depth_;
-    return true;
-  }
-  bool start_array(size_t) {
-    Value(Kind::kOther, "an array");
-    ++depth_;
-    return true;
-  }
-  bool end_object() {
-    --depth_;
-    return true;
-  }
-  bool end_array() {
-    --depth_;
-    return true;
-  }
-  bool key(std::string& key) {
-    if (depth_ == 1) {
+  void Key(size_t depth, std::string_view key) override {
+    if (depth == 1) {
       field_ = key == "model" ? Field::kModel : key == "stream" ? Field::kStream : Field::kOther;
     }
-    return true;
-  }
-  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
-    error = e.what();
-    return false;
   }
 
  private:
   enum class Field { kOther, kModel, kStream };
-
-  // A value begins at the current depth: one directly in the top-level object belongs to the
-  // last key read there.
-  bool Value(Kind kind, std::string text) {
-    if (depth_ != 1) return true;
-    if (field_ == Field::kModel) model = kind;
-    if (field_ == Field::kStream) {
-      stream = kind;
-      stream_text = std::move(text);
-    }
-    field_ = Field::kOther;
-    return true;
-  }
-
-  size_t depth_ = 0;
-  Field field_ = Field::kOther;
+  Field field_ = Field::kOther;  // the top-level key whose value comes next
 };
+
+std::string Describe(JsonKind kind, std::string_view token) {
+  if (kind == JsonKind::kObject) return "an object";
+  if (kind == JsonKind::kArray) return "an array";
+  return std::string(token);
+}
 
 }  // namespace
 
@@ -127,35 +93,37 @@ Result<JsonRequest> ParseJsonRequest(std::string_view body,
         ErrorCode::kInvalidArgument,
         "the request body is empty: expected a JSON object with a \"model\" field");
   }
-  if (NestsDeeperThan(body, kMaxJsonDepth)) {
+  RequestFields fields;
+  if (auto error = ScanJson(body, fields, kMaxJsonDepth)) {
+    switch (error->kind) {
+      case JsonScanError::Kind::kTooDeep:
+        return Status::Error(ErrorCode::kInvalidArgument,
+                             "the JSON in the request body nests arrays and objects deeper than " +
+                                 std::to_string(kMaxJsonDepth) + " levels");
+      case JsonScanError::Kind::kNumberOverflow:
+        return Status::Error(ErrorCode::kInvalidArgument,
+                             "unreadable JSON in the request body: " + error->message);
+      case JsonScanError::Kind::kMalformed:
+        break;
+    }
     return Status::Error(ErrorCode::kInvalidArgument,
-                         "the JSON in the request body nests arrays and objects deeper than " +
-                             std::to_string(kMaxJsonDepth) + " levels");
+                         "malformed JSON in the request body " + error->message);
   }
-  RequestSax sax;
-  if (!nlohmann::json::sax_parse(body.begin(), body.end(), &sax)) {
-    // parse_error (malformed) or out_of_range (a number too large for a double, e.g. 1e400).
-    const bool malformed = sax.error.find("parse_error") != std::string::npos;
-    return Status::Error(ErrorCode::kInvalidArgument,
-                         std::string(malformed ? "malformed JSON in the request body: "
-                                               : "unreadable JSON in the request body: ") +
-                             sax.error);
-  }
-  if (!sax.top_is_object) {
+  if (!fields.top_is_object) {
     return Status::Error(ErrorCode::kInvalidArgument, "the request body must be a JSON object");
   }
-  if (sax.model == RequestSax::Kind::kString) {
-    request.model = std::move(sax.model_value);
-  } else if (sax.model != RequestSax::Kind::kAbsent && sax.model != RequestSax::Kind::kNull) {
+  if (fields.model == JsonKind::kString) {
+    request.model = DecodeJsonString(fields.model_token);
+  } else if (fields.model && fields.model != JsonKind::kNull) {
     return Status::Error(ErrorCode::kInvalidArgument, "the \"model\" field must be a string");
   } else if (query_model) {
     request.model = *query_model;
   }
-  if (sax.stream != RequestSax::Kind::kAbsent && sax.stream != RequestSax::Kind::kBoolean &&
-      sax.stream != RequestSax::Kind::kNull) {
+  if (fields.stream && fields.stream != JsonKind::kBoolean && fields.stream != JsonKind::kNull) {
     // A backend would read "yes" as false and answer unstreamed: say so instead.
     return Status::Error(ErrorCode::kInvalidArgument,
-                         "the \"stream\" field must be true or false, got " + sax.stream_text);
+                         "the \"stream\" field must be true or false, got " +
+                             Describe(*fields.stream, fields.stream_token));
   }
   if (request.model.empty()) return NoModelError();
   return request;

@@ -3,21 +3,13 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "daemon/json_scan.h"
+
 namespace swapd {
 namespace {
-
-// One number of a document as the parser gave it (a key present with another kind of value is
-// kNone, as is an absent one).
-struct Number {
-  enum class Kind { kNone, kSigned, kUnsigned, kFloat } kind = Kind::kNone;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double f = 0;
-};
 
 enum Slot {
   kPromptTokens,  // usage.*
@@ -34,7 +26,7 @@ enum Slot {
 constexpr int kFirstTimingsSlot = kPromptPerSecond;
 
 // The slot of a key of "timings" (or of "usage"), or -1.
-int SlotOf(bool timings, const std::string& key) {
+int SlotOf(bool timings, std::string_view key) {
   if (timings) {
     if (key == "prompt_per_second") return kPromptPerSecond;
     if (key == "predicted_per_second") return kPredictedPerSecond;
@@ -50,45 +42,29 @@ int SlotOf(bool timings, const std::string& key) {
   return -1;
 }
 
-// A SAX handler that keeps the numbers of the top-level "usage" and "timings" objects and builds
-// nothing else: a response's JSON is read without a document tree. What it keeps is what a parsed
-// document would hold: the last of duplicate keys wins, and a "usage" that is not an object
-// carries nothing.
-class UsageSax {
+// Keeps the number tokens of the top-level "usage" and "timings" objects as the scan goes by.
+// What it keeps is what a parsed document would hold: the last of duplicate keys wins, and a
+// "usage" that is not an object carries nothing.
+class UsageFields : public JsonHandler {
  public:
   bool top_is_object = false;
   bool usage_object = false;
   bool timings_object = false;
-  std::array<Number, kSlotCount> numbers;
+  std::array<std::string_view, kSlotCount> numbers;  // empty: absent, or not a number
 
-  bool null() { return Scalar(Number()); }
-  bool boolean(bool) { return Scalar(Number()); }
-  bool number_integer(int64_t value) {
-    Number n;
-    n.kind = Number::Kind::kSigned;
-    n.i = value;
-    return Scalar(n);
+  void Value(size_t depth, JsonKind kind, std::string_view token) override {
+    if (depth == 0) top_is_object = kind == JsonKind::kObject;
+    if (depth == 1 && kind == JsonKind::kObject && section_ != Section::kOther) {
+      in_section_ = true;
+      (section_ == Section::kTimings ? timings_object : usage_object) = true;
+    }
+    if (depth == 2 && in_section_ && slot_ >= 0) {
+      numbers[slot_] = kind == JsonKind::kNumber ? token : std::string_view();
+    }
+    slot_ = -1;
   }
-  bool number_unsigned(uint64_t value) {
-    Number n;
-    n.kind = Number::Kind::kUnsigned;
-    n.u = value;
-    return Scalar(n);
-  }
-  bool number_float(double value, const std::string&) {
-    Number n;
-    n.kind = Number::Kind::kFloat;
-    n.f = value;
-    return Scalar(n);
-  }
-  bool string(std::string&) { return Scalar(Number()); }
-  bool binary(nlohmann::json::binary_t&) { return Scalar(Number()); }
-  bool start_object(size_t) { return Open(true); }
-  bool start_array(size_t) { return Open(false); }
-  bool end_object() { return Close(); }
-  bool end_array() { return Close(); }
-  bool key(std::string& key) {
-    if (depth_ == 1) {
+  void Key(size_t depth, std::string_view key) override {
+    if (depth == 1) {
       section_ = key == "usage"     ? Section::kUsage
                  : key == "timings" ? Section::kTimings
                                     : Section::kOther;
@@ -97,64 +73,45 @@ class UsageSax {
         (timings ? timings_object : usage_object) = false;
         for (int i = timings ? kFirstTimingsSlot : 0;
              i < (timings ? kSlotCount : kFirstTimingsSlot); ++i) {
-          numbers[i] = Number();
+          numbers[i] = {};
         }
       }
-    } else if (depth_ == 2 && in_section_) {
+    } else if (depth == 2 && in_section_) {
       slot_ = SlotOf(section_ == Section::kTimings, key);
     }
-    return true;
   }
-  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  void End(size_t depth) override {
+    if (depth == 1) in_section_ = false;
+  }
 
  private:
   enum class Section { kOther, kUsage, kTimings };
 
-  // A value directly in "usage" or "timings" fills its slot.
-  bool Scalar(const Number& n) {
-    if (depth_ == 2 && in_section_ && slot_ >= 0) numbers[slot_] = n;
-    slot_ = -1;
-    return true;
-  }
-  bool Open(bool object) {
-    if (depth_ == 0) top_is_object = object;
-    if (depth_ == 1 && object && section_ != Section::kOther) {
-      in_section_ = true;
-      (section_ == Section::kTimings ? timings_object : usage_object) = true;
-    }
-    if (depth_ == 2 && in_section_ && slot_ >= 0) numbers[slot_] = Number();
-    slot_ = -1;
-    ++depth_;
-    return true;
-  }
-  bool Close() {
-    --depth_;
-    if (depth_ == 1) in_section_ = false;
-    return true;
-  }
-
-  size_t depth_ = 0;
   Section section_ = Section::kOther;  // of the current top-level key
   bool in_section_ = false;            // inside the object of "usage" or "timings"
   int slot_ = -1;                      // of the current key inside it
 };
 
-void Read(const Number& n, std::optional<double>& out) {
-  if (n.kind == Number::Kind::kSigned) out = static_cast<double>(n.i);
-  if (n.kind == Number::Kind::kUnsigned) out = static_cast<double>(n.u);
-  if (n.kind == Number::Kind::kFloat) out = n.f;
+void Read(std::string_view token, std::optional<double>& out) {
+  if (token.empty()) return;
+  const JsonNumber n = ReadJsonNumber(token);
+  if (n.kind == JsonNumber::Kind::kSigned) out = static_cast<double>(n.i);
+  if (n.kind == JsonNumber::Kind::kUnsigned) out = static_cast<double>(n.u);
+  if (n.kind == JsonNumber::Kind::kFloat) out = n.f;
 }
 
 // A count: an integer, or a float that fits (converting one that does not, e.g. 1e300, is
 // undefined behaviour).
-void Read(const Number& n, std::optional<int64_t>& out) {
-  if (n.kind == Number::Kind::kUnsigned) {
+void Read(std::string_view token, std::optional<int64_t>& out) {
+  if (token.empty()) return;
+  const JsonNumber n = ReadJsonNumber(token);
+  if (n.kind == JsonNumber::Kind::kUnsigned) {
     if (n.u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       out = static_cast<int64_t>(n.u);
     }
-  } else if (n.kind == Number::Kind::kSigned) {
+  } else if (n.kind == JsonNumber::Kind::kSigned) {
     out = n.i;
-  } else if (n.kind == Number::Kind::kFloat) {
+  } else if (n.kind == JsonNumber::Kind::kFloat) {
     // 2^63 is exactly representable; every double below it converts.
     if (n.f >= -9223372036854775808.0 && n.f < 9223372036854775808.0) {
       out = static_cast<int64_t>(n.f);
@@ -214,18 +171,16 @@ void UsageScanner::ScanEvents() {
 }
 
 void UsageScanner::ScanDocument(std::string_view json_text) {
-  UsageSax sax;
-  if (!nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &sax) || !sax.top_is_object) {
-    return;
-  }
-  const auto& n = sax.numbers;
-  if (sax.usage_object) {
+  UsageFields fields;
+  if (ScanJson(json_text, fields) || !fields.top_is_object) return;
+  const auto& n = fields.numbers;
+  if (fields.usage_object) {
     Read(n[kPromptTokens], usage_.prompt_tokens);
     Read(n[kCompletionTokens], usage_.completion_tokens);
     Read(n[kInputTokens], usage_.prompt_tokens);
     Read(n[kOutputTokens], usage_.completion_tokens);
   }
-  if (sax.timings_object) {
+  if (fields.timings_object) {
     Read(n[kPromptPerSecond], usage_.prompt_per_second);
     Read(n[kPredictedPerSecond], usage_.predicted_per_second);
     Read(n[kCacheN], usage_.cached_tokens);

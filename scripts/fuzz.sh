@@ -20,7 +20,7 @@ if [ "${1:-}" = "--long" ]; then
 fi
 seconds="${1:-20}"
 jobs="${2:-2}"
-targets=(${FUZZ_TARGETS:-fuzz_config fuzz_argv fuzz_model_id fuzz_filters fuzz_usage fuzz_http1 fuzz_http1_request})
+targets=(${FUZZ_TARGETS:-fuzz_config fuzz_argv fuzz_json_scan fuzz_model_id fuzz_filters fuzz_usage fuzz_http1 fuzz_http1_request})
 extra=(${FUZZ_ARGS:-})
 
 started=$SECONDS

@@ -4,7 +4,7 @@ list(APPEND SWAPD_TEST_SOURCES daemon/cli_test.cpp daemon/check_command_test.cpp
 # fake-llama-server tests and the shared integration-test helpers (tests/support/).
 list(APPEND SWAPD_TEST_SOURCES daemon/fake_backend_test.cpp support/child_process.cpp
   support/http_wait.cpp support/fake_backend_process.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/request_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/request_test.cpp daemon/json_scan_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/front_door_test.cpp support/swapd_process.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/service_notify_test.cpp daemon/sd_notify_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/docker_config_test.cpp)
