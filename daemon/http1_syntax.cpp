@@ -1,16 +1,25 @@
 #include "daemon/http1_syntax.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 
 namespace swapd {
 
+namespace {
+
+// ASCII only, as HTTP field names are: std::tolower would consult the locale for every byte.
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
+           return AsciiLower(x) == AsciiLower(y);
          });
+}
+
+bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && EqualsIgnoreCase(s.substr(0, prefix.size()), prefix);
 }
 
 std::string_view TrimWhitespace(std::string_view s) {

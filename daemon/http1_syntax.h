@@ -9,6 +9,7 @@
 namespace swapd {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix);
 
 // Without the spaces and tabs at either end.
 std::string_view TrimWhitespace(std::string_view s);

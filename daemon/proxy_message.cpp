@@ -1,35 +1,25 @@
 #include "daemon/proxy_message.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
 
+#include "daemon/http1_syntax.h"
+
 namespace swapd {
-namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-}  // namespace
-
-bool IsHopByHop(const std::string& name) {
-  static const char* const kNames[] = {
+bool IsHopByHop(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
       "connection",  "keep-alive",     "proxy-authenticate", "proxy-authorization",
       "te",          "trailer",        "transfer-encoding",  "upgrade",
       "host",        "content-length", "accept-encoding",    "expect",
       "remote_addr", "remote_port",    "local_addr",         "local_port"};
-  std::string lower = Lower(name);
-  for (const char* n : kNames) {
-    if (lower == n) return true;
+  for (std::string_view n : kNames) {
+    if (EqualsIgnoreCase(name, n)) return true;
   }
   return false;
 }
 
-bool IsEventStream(const std::string& content_type) {
-  return Lower(content_type).rfind("text/event-stream", 0) == 0;
+bool IsEventStream(std::string_view content_type) {
+  return StartsWithIgnoreCase(content_type, "text/event-stream");
 }
 
 std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request) {
@@ -61,12 +51,11 @@ std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request
 ResponseHead CopyHeaders(const httplib::Headers& headers, httplib::Response& res) {
   ResponseHead head;
   for (const auto& [name, value] : headers) {
-    std::string lower = Lower(name);
-    if (lower == "content-type") {
+    if (EqualsIgnoreCase(name, "content-type")) {
       head.content_type = value;
       continue;
     }
-    if (lower == "content-length") {
+    if (EqualsIgnoreCase(name, "content-length")) {
       head.has_length = true;
       head.content_length = std::strtoull(value.c_str(), nullptr, 10);
       continue;

@@ -25,9 +25,9 @@ struct ProxyRequest {
 // (the HTTP server has answered it), and the pseudo-headers cpp-httplib's server added to requests
 // (a client still cannot pass them on).
 // Case-insensitive.
-bool IsHopByHop(const std::string& name);
+bool IsHopByHop(std::string_view name);
 
-bool IsEventStream(const std::string& content_type);
+bool IsEventStream(std::string_view content_type);
 
 // The head of the HTTP/1.1 request to send to the backend at `url`: request line, Host, the
 // client's end-to-end fields, Content-Length, the empty line. The body follows as it is.
