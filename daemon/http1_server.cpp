@@ -263,6 +263,9 @@ void Http1Server::Serve(uint64_t id) {
         Fail(res, req, "unknown exception");
       }
       if (!c->io->WriteResponse(res, stopping_)) return Remove(c);
+      // Nothing of the next request is here yet: wait for it in the epoll set straight away
+      // rather than after a read that would find nothing.
+      if (!c->io->in_request()) return Park(c, Clock::now() + settings_.idle_timeout);
     }
   } catch (const std::exception& e) {  // e.g. out of memory while reading or writing
     spdlog::error("connection {}: {}", c->id, e.what());
@@ -271,16 +274,18 @@ void Http1Server::Serve(uint64_t id) {
 }
 
 void Http1Server::Park(const std::shared_ptr<Connection>& c, Clock::time_point deadline) {
-  std::lock_guard lock(connections_mu_);
+  {
+    std::lock_guard lock(connections_mu_);
+    c->parked = true;
+    c->deadline = deadline;
+  }
+  // Re-armed outside the lock (every request passes here). Until then no event can hand the
+  // connection to another thread, and Sweep leaves it alone (its deadline is ahead); the fd stays
+  // open while `c` is held.
   epoll_event ev{};
   ev.events = kConnectionEvents;
   ev.data.u64 = c->id;
-  c->parked = true;
-  c->deadline = deadline;
-  if (stopping_ || epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->io->fd(), &ev) != 0) {
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->io->fd(), nullptr);
-    connections_.erase(c->id);
-  }
+  if (stopping_ || epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->io->fd(), &ev) != 0) Remove(c);
 }
 
 void Http1Server::Remove(const std::shared_ptr<Connection>& c) {

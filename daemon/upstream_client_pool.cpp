@@ -14,19 +14,25 @@ void UpstreamClientPool::ExpireLocked(std::vector<Idle>& idle, Clock::time_point
 }
 
 std::unique_ptr<UpstreamConnection> UpstreamClientPool::Take(const std::string& origin) {
+  for (;;) {
+    std::unique_ptr<UpstreamConnection> connection = TakeNewest(origin);
+    // Checked outside the lock: it is a system call, and every request to the origin passes here.
+    if (connection == nullptr || connection->IdleAndOpen()) return connection;
+    // The backend closed it (or died): a request sent on it would fail after the fact. It is
+    // closed here, and the next one is tried.
+  }
+}
+
+std::unique_ptr<UpstreamConnection> UpstreamClientPool::TakeNewest(const std::string& origin) {
   std::vector<Idle> dropped;  // closed after the lock is released
   std::lock_guard lock(mu_);
   auto it = idle_.find(origin);
   if (it == idle_.end()) return nullptr;
   ExpireLocked(it->second, Clock::now(), dropped);
-  while (!it->second.empty()) {
-    std::unique_ptr<UpstreamConnection> connection = std::move(it->second.back().connection);
-    it->second.pop_back();
-    if (connection->IdleAndOpen()) return connection;
-    // The backend closed it (or died): a request sent on it would fail after the fact.
-    dropped.push_back(Idle{std::move(connection), {}});
-  }
-  return nullptr;
+  if (it->second.empty()) return nullptr;
+  std::unique_ptr<UpstreamConnection> connection = std::move(it->second.back().connection);
+  it->second.pop_back();
+  return connection;
 }
 
 void UpstreamClientPool::GiveBack(const std::string& origin,

@@ -42,6 +42,9 @@ class UpstreamClientPool {
   static void ExpireLocked(std::vector<Idle>& idle, Clock::time_point now,
                            std::vector<Idle>& dropped);
 
+  // The most recently given back connection to `origin`, open or not, or nullptr.
+  std::unique_ptr<UpstreamConnection> TakeNewest(const std::string& origin);
+
   std::mutex mu_;
   // Oldest first. Guarded by mu_.
   std::map<std::string, std::vector<Idle>> idle_;
