@@ -20,6 +20,15 @@ std::string Quoted(const std::string& model) { return "model \"" + model + "\"";
 
 }  // namespace
 
+std::map<std::string, std::shared_ptr<const ProxyUrl>> RouterImpl::ParseProxyUrls(
+    const Config& config) {
+  std::map<std::string, std::shared_ptr<const ProxyUrl>> urls;
+  for (const auto& [id, model] : config.models) {
+    urls.emplace(id, std::make_shared<const ProxyUrl>(ParseProxyUrl(model.proxy)));
+  }
+  return urls;
+}
+
 Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point deadline,
                                   const std::function<bool()>& cancelled) {
   std::unique_lock lock(mu_);
@@ -67,7 +76,7 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
   lease.router_ = shared_from_this();
   lease.request_id_ = id;
   lease.model_id_ = model_id;
-  lease.proxy_url_ = model->second.proxy;
+  lease.proxy_url_ = proxy_urls_.at(model_id);
   return lease;
 }
 
@@ -98,6 +107,7 @@ ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
   std::lock_guard lock(mu_);
   ConfigDiff diff = DiffConfigs(*config_, *config);
   config_ = std::move(config);
+  proxy_urls_ = ParseProxyUrls(*config_);
   renew_backend_.insert(diff.added.begin(), diff.added.end());
   renew_backend_.insert(diff.changed.begin(), diff.changed.end());
   scheduler_.Reconfigure(*config_, diff.changed);

@@ -15,6 +15,7 @@
 #include "backends/backend.h"
 #include "config/config.h"
 #include "config/diff.h"
+#include "config/proxy_url.h"
 #include "config/status.h"
 
 namespace swapd {
@@ -33,7 +34,7 @@ class Lease {
   ~Lease();
 
   const std::string& model_id() const { return model_id_; }
-  const std::string& proxy_url() const { return proxy_url_; }  // where to send the request
+  const ProxyUrl& proxy_url() const { return *proxy_url_; }  // where to send the request
   void Release();
 
  private:
@@ -41,7 +42,7 @@ class Lease {
   std::shared_ptr<RouterImpl> router_;
   uint64_t request_id_ = 0;
   std::string model_id_;
-  std::string proxy_url_;
+  std::shared_ptr<const ProxyUrl> proxy_url_;
 };
 
 struct ModelSnapshot {

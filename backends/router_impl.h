@@ -30,8 +30,14 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   using Clock = std::chrono::steady_clock;
 
   RouterImpl(std::shared_ptr<const Config> config, BackendFactory factory)
-      : factory_(std::move(factory)), config_(std::move(config)), scheduler_(*config_, this) {}
+      : factory_(std::move(factory)),
+        config_(std::move(config)),
+        proxy_urls_(ParseProxyUrls(*config_)),
+        scheduler_(*config_, this) {}
   ~RouterImpl() override { Shutdown(); }
+
+  static std::map<std::string, std::shared_ptr<const ProxyUrl>> ParseProxyUrls(
+      const Config& config);
 
   // Starts the TTL timer thread; called once, right after construction.
   void StartTimer() {
@@ -116,6 +122,8 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   std::condition_variable timer_wake_;
   // Guarded by mu_:
   std::shared_ptr<const Config> config_;
+  // Each model's proxy, parsed once per configuration: a Lease shares it.
+  std::map<std::string, std::shared_ptr<const ProxyUrl>> proxy_urls_;
   Scheduler scheduler_;
   // Models whose next start needs a new Backend (their definition changed, or they were
   // removed and added again by a reload).

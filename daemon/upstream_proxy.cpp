@@ -139,7 +139,7 @@ std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
 UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& request,
                                                httplib::Response& res, bool may_retry) {
   auto ex = std::make_shared<Exchange>(this, std::move(lease));
-  const ProxyUrl url = ParseProxyUrl(ex->lease.proxy_url());
+  const ProxyUrl& url = ex->lease.proxy_url();
   ex->origin = url.origin;
   ResponseStart start;
   UpstreamFailure failure;
