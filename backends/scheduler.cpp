@@ -58,7 +58,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
     effects_->Reject(id, Status::Error(ErrorCode::kNotFound, Quoted(model) + " not found"));
     return;
   }
-  if (m->concurrency_limit > 0 && static_cast<int>(m->admitted.size()) >= m->concurrency_limit) {
+  if (m->concurrency_limit > 0 && m->in_flight >= m->concurrency_limit) {
     effects_->Reject(id, Status::Error(ErrorCode::kTooManyRequests,
                                        Quoted(model) + ": concurrency limit " +
                                            std::to_string(m->concurrency_limit) + " reached"));
@@ -72,9 +72,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
     const bool blocked = BlockedByQueue(model, queue_.end());
     if (!blocked || m->bypassed < kMaxBypass) {
       m->bypassed = blocked ? m->bypassed + 1 : 0;
-      m->admitted.insert(id);
-      admitted_[id] = model;
-      effects_->Admit(id);
+      Admit(*m, model, id);
       return;
     }
   }
@@ -100,10 +98,11 @@ bool Scheduler::RequestWithdrawn(RequestId id) {
 void Scheduler::RequestFinished(RequestId id, SchedulerTime now) {
   auto a = admitted_.find(id);
   if (a == admitted_.end()) return;
-  ModelState& m = models_.at(a->second);
+  ModelState& m = models_.at(a->second.model);
+  const bool detached = a->second.epoch != m.epoch;
   admitted_.erase(a);
-  m.admitted.erase(id);
-  if (m.admitted.empty()) m.idle_since = now;
+  if (detached) return;
+  if (--m.in_flight == 0) m.idle_since = now;
   Pump();
 }
 
@@ -178,7 +177,7 @@ void Scheduler::Preload(const std::vector<std::string>& models) {
 void Scheduler::Tick(SchedulerTime now) {
   if (shutting_down_) return;
   for (auto& [id, m] : models_) {
-    if (m.phase != ModelPhase::kReady || !m.admitted.empty() || m.ttl.count() <= 0) continue;
+    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
     if (FindBatch(id) != queue_.end()) continue;
     if (m.idle_since + m.ttl <= now) IssueStop(id);
   }
@@ -224,7 +223,7 @@ std::optional<SchedulerTime> Scheduler::NextDeadline() const {
   std::optional<SchedulerTime> next;
   if (shutting_down_) return next;
   for (const auto& [id, m] : models_) {
-    if (m.phase != ModelPhase::kReady || !m.admitted.empty() || m.ttl.count() <= 0) continue;
+    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
     if (std::any_of(queue_.begin(), queue_.end(), [&](const Batch& b) { return b.model == id; })) {
       continue;
     }
@@ -241,7 +240,7 @@ ModelPhase Scheduler::Phase(const std::string& model) const {
 
 int Scheduler::InFlight(const std::string& model) const {
   const ModelState* m = Find(model);
-  return m == nullptr ? 0 : static_cast<int>(m->admitted.size());
+  return m == nullptr ? 0 : m->in_flight;
 }
 
 int Scheduler::Queued(const std::string& model) const {
@@ -277,7 +276,7 @@ void Scheduler::Pump() {
 
 void Scheduler::StopDrained() {
   for (auto& [id, m] : models_) {
-    if ((m.stale || m.retired) && m.phase == ModelPhase::kReady && m.admitted.empty()) {
+    if ((m.stale || m.retired) && m.phase == ModelPhase::kReady && m.in_flight == 0) {
       IssueStop(id);
     }
   }
@@ -291,20 +290,17 @@ bool Scheduler::Advance(Batch& b) {
     if (other.phase == ModelPhase::kStopped) continue;
     clear = false;
     // Never stop a model with requests in flight: its last RequestFinished pumps again.
-    if (other.phase == ModelPhase::kReady && other.admitted.empty()) IssueStop(other_id);
+    if (other.phase == ModelPhase::kReady && other.in_flight == 0) IssueStop(other_id);
   }
   if (!clear || target.stale) return false;  // a stale model restarts once it has stopped
   if (target.phase == ModelPhase::kStopped) IssueStart(b.model);
   if (target.phase != ModelPhase::kReady) return false;
   while (!b.requests.empty() &&
-         (target.concurrency_limit <= 0 ||
-          static_cast<int>(target.admitted.size()) < target.concurrency_limit)) {
+         (target.concurrency_limit <= 0 || target.in_flight < target.concurrency_limit)) {
     RequestId id = b.requests.front();
     b.requests.pop_front();
     queued_.erase(id);
-    target.admitted.insert(id);
-    admitted_[id] = b.model;
-    effects_->Admit(id);
+    Admit(target, b.model, id);
   }
   return true;
 }
@@ -336,6 +332,12 @@ void Scheduler::IssueStart(const std::string& model) {
   effects_->StartModel(model);
 }
 
+void Scheduler::Admit(ModelState& m, const std::string& model, RequestId id) {
+  ++m.in_flight;
+  admitted_[id] = Admission{model, m.epoch};
+  effects_->Admit(id);
+}
+
 void Scheduler::IssueStop(const std::string& model) {
   ModelState& m = models_.at(model);
   m.phase = ModelPhase::kStopping;
@@ -345,8 +347,8 @@ void Scheduler::IssueStop(const std::string& model) {
 
 void Scheduler::BecomeStopped(ModelState& m) {
   m.phase = ModelPhase::kStopped;
-  for (RequestId id : m.admitted) admitted_.erase(id);
-  m.admitted.clear();
+  m.in_flight = 0;
+  ++m.epoch;
   m.bypassed = 0;
   m.stale = false;
   ++m.stops_completed;

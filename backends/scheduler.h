@@ -125,7 +125,10 @@ class Scheduler {
     ModelPhase phase = ModelPhase::kStopped;
     bool start_pending = false;  // a StartModel effect has not been answered yet
     bool stop_pending = false;   // a StopModel effect has not been answered yet
-    std::set<RequestId> admitted;
+    int in_flight = 0;           // admitted requests not finished (nor detached)
+    // Bumped when the model stops: the requests admitted before are detached (their end counts
+    // for nothing).
+    uint64_t epoch = 0;
     int bypassed = 0;  // fast-path admissions in a row while a swap wanted it stopped
     SchedulerTime idle_since;
     uint64_t stops_completed = 0;
@@ -151,6 +154,7 @@ class Scheduler {
   bool ConflictsStopped(const ModelState& m) const;
   void IssueStart(const std::string& model);
   void IssueStop(const std::string& model);
+  void Admit(ModelState& m, const std::string& model, RequestId id);
   // The model has no process left: detach its requests, count the stop.
   void BecomeStopped(ModelState& m);
   std::list<Batch>::iterator FindBatch(const std::string& model);
@@ -161,8 +165,12 @@ class Scheduler {
   SchedulerEffects* const effects_;
   std::map<std::string, ModelState> models_;
   std::list<Batch> queue_;
-  std::map<RequestId, std::string> queued_;    // queued request -> model
-  std::map<RequestId, std::string> admitted_;  // in-flight request -> model
+  std::map<RequestId, std::string> queued_;  // queued request -> model
+  struct Admission {
+    std::string model;
+    uint64_t epoch = 0;  // the model's when admitted
+  };
+  std::map<RequestId, Admission> admitted_;  // in-flight request -> its model
   bool shutting_down_ = false;
 };
 
