@@ -118,6 +118,7 @@ ClientConnection::Progress ClientConnection::Fill() {
 }
 
 ClientConnection::Progress ClientConnection::ReadRequest(httplib::Request& req) {
+  if (refused_) return Drain();
   for (;;) {
     if (state_ == State::kHead) {
       const size_t end = FindHeadEnd(in_);
@@ -192,16 +193,26 @@ ClientConnection::Progress ClientConnection::Refuse(int status, const std::strin
   minor_version_ = 1;
   std::atomic<bool> no_stop{false};
   WriteResponse(res, no_stop);  // with "Connection: close", as keep_alive_ is false
-  if (!ClientGone()) {
-    ::shutdown(fd_, SHUT_WR);
-    const auto deadline = Clock::now() + kLingerTime;
-    char sink[16384];
-    for (uint64_t dropped = 0; dropped < kLingerBytes && Clock::now() < deadline;) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 1000) < 0 && errno != EINTR) break;
-      ssize_t n = ::recv(fd_, sink, sizeof(sink), 0);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
-      if (n > 0) dropped += static_cast<uint64_t>(n);
+  if (ClientGone()) return Progress::kClosed;
+  ::shutdown(fd_, SHUT_WR);
+  refused_ = true;
+  drain_deadline_ = Clock::now() + kLingerTime;
+  in_.clear();
+  return Drain();
+}
+
+ClientConnection::Progress ClientConnection::Drain() {
+  char sink[16384];
+  while (drained_ < kLingerBytes) {
+    ssize_t n = ::recv(fd_, sink, sizeof(sink), 0);
+    if (n > 0) {
+      drained_ += static_cast<uint64_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return Progress::kWaiting;
+    } else {
+      break;  // the client's end, or an error
     }
   }
   return Progress::kClosed;

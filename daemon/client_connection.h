@@ -3,7 +3,9 @@
 // that a slow client holds no thread between the pieces. Responses are written blocking (up to a
 // timeout per write), a streamed one piece by piece from its content provider as chunked
 // transfer coding. A request that cannot be served (malformed, too large) is answered here with an
-// OpenAI-shaped JSON error, and the connection then closes. Used by one thread at a time.
+// OpenAI-shaped JSON error, and the connection then closes once the client has stopped sending
+// (what it still sends is read and dropped, without blocking, for a while: closing with unread
+// bytes would reset the connection and could lose the answer). Used by one thread at a time.
 #pragma once
 
 #include <httplib.h>
@@ -43,6 +45,9 @@ class ClientConnection {
 
   // Part of a request has been read (the read timeout applies rather than the idle timeout).
   bool in_request() const { return state_ != State::kHead || !in_.empty(); }
+  // A request was refused; ReadRequest now drops what the client still sends, until this time.
+  bool refused() const { return refused_; }
+  std::chrono::steady_clock::time_point drain_deadline() const { return drain_deadline_; }
 
   // Writes the response to the request ReadRequest returned last. `stopping` ends a streamed
   // body between two pieces. True when the connection may carry another request.
@@ -52,8 +57,10 @@ class ClientConnection {
   enum class State { kHead, kBody };
   // Reads more of the request from the socket into in_. kRequest means "got bytes".
   Progress Fill();
-  // Answers the request with an error, lets the client finish sending (for a while), closes.
+  // Answers the request with an error and starts draining (kWaiting) unless the client is gone.
   Progress Refuse(int status, const std::string& message);
+  // Reads and drops what is readable now: kClosed at the client's end (or after too much).
+  Progress Drain();
   bool SendAll(iovec* iov, int count);
   bool WriteStreamed(httplib::Response& res, bool chunked, const std::atomic<bool>& stopping);
   // The client closed its side or the connection broke (a poll that does not wait).
@@ -68,6 +75,9 @@ class ClientConnection {
   RequestHead head_;
   BodyDecoder body_decoder_;
   std::string body_;
+  bool refused_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  uint64_t drained_ = 0;
   bool keep_alive_ = true;
   bool head_request_ = false;
   int minor_version_ = 1;

@@ -250,6 +250,7 @@ void Http1Server::Serve(uint64_t id) {
       const ClientConnection::Progress progress = c->io->ReadRequest(req);
       if (progress == ClientConnection::Progress::kClosed || stopping_) return Remove(c);
       if (progress == ClientConnection::Progress::kWaiting) {
+        if (c->io->refused()) return Park(c, c->io->drain_deadline());
         return Park(c, Clock::now() +
                            (c->io->in_request() ? settings_.read_timeout : settings_.idle_timeout));
       }

@@ -261,6 +261,37 @@ TEST_CASE("refused requests get a JSON error and the connection closes", "[unit]
   CHECK(ok.ReadUntil("body=").find("200 OK") != std::string::npos);
 }
 
+TEST_CASE("a refused client that keeps sending holds no thread", "[unit][http1]") {
+  Http1ServerSettings settings;
+  settings.limits.max_body_bytes = 10;
+  Server server(Echo, settings);
+  Client warm(server.port());
+  REQUIRE(warm.Send("GET /warm HTTP/1.1\r\n\r\n"));
+  REQUIRE(warm.ReadUntil("body=").find("200 OK") != std::string::npos);
+  const int threads_before = ThreadCount();
+  // Each announces a body too large and sends part of it; the answer comes at once, and the
+  // connection stays open while the client may still send (what it sends is dropped).
+  std::vector<std::unique_ptr<Client>> refused;
+  for (int i = 0; i < 50; ++i) {
+    refused.push_back(std::make_unique<Client>(server.port()));
+    REQUIRE(refused.back()->Send("POST /big HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" +
+                                 std::string(1000, 'x')));
+    REQUIRE(refused.back()->ReadUntil("}}").find("413 Payload Too Large") != std::string::npos);
+  }
+  for (auto& c : refused) CHECK(c->Send(std::string(5000, 'y')));
+  Client other(server.port());
+  REQUIRE(other.Send("GET /other HTTP/1.1\r\n\r\n"));
+  CHECK(other.ReadUntil("body=").find("200 OK") != std::string::npos);
+  const int threads_after = ThreadCount();
+  INFO("threads " << threads_before << " -> " << threads_after);
+  CHECK(threads_after - threads_before < 10);
+  // The client's own close ends the connection; until then it has only the server's end.
+  for (auto& c : refused) {
+    CHECK(c->ReadToEnd().empty());
+    CHECK(c->eof());
+  }
+}
+
 TEST_CASE("a handler that throws gives 500 JSON", "[unit][http1]") {
   Server server(
       [](const httplib::Request&, httplib::Response&) { throw std::runtime_error("boom"); });
