@@ -7,7 +7,7 @@ namespace swapd {
 void UpstreamClientPool::ExpireLocked(std::vector<Idle>& idle, Clock::time_point now,
                                       std::vector<Idle>& dropped) {
   size_t expired = 0;
-  while (expired < idle.size() && now - idle[expired].since > kMaxIdle) ++expired;
+  while (expired < idle.size() && now - idle[expired].since > max_idle_) ++expired;
   if (expired == 0) return;
   std::move(idle.begin(), idle.begin() + expired, std::back_inserter(dropped));
   idle.erase(idle.begin(), idle.begin() + expired);
@@ -40,19 +40,24 @@ void UpstreamClientPool::GiveBack(const std::string& origin,
   if (!connection->Reusable()) return;
   std::vector<Idle> dropped;
   std::lock_guard lock(mu_);
-  auto& idle = idle_[origin];
   const Clock::time_point now = Clock::now();
+  if (now >= next_sweep_) {
+    next_sweep_ = now + max_idle_;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      ExpireLocked(it->second, now, dropped);
+      it = it->second.empty() ? idle_.erase(it) : std::next(it);
+    }
+  }
+  auto& idle = idle_[origin];
   ExpireLocked(idle, now, dropped);
   if (idle.size() < kMaxIdlePerOrigin) idle.push_back({std::move(connection), now});
 }
 
-void UpstreamClientPool::Forget(const std::string& origin) {
-  std::vector<Idle> dropped;
+size_t UpstreamClientPool::IdleCount() {
   std::lock_guard lock(mu_);
-  auto it = idle_.find(origin);
-  if (it == idle_.end()) return;
-  dropped.swap(it->second);
-  idle_.erase(it);
+  size_t n = 0;
+  for (const auto& [origin, idle] : idle_) n += idle.size();
+  return n;
 }
 
 }  // namespace swapd

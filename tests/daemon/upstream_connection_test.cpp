@@ -121,6 +121,28 @@ TEST_CASE("a kept-alive connection goes back to the pool and out again", "[unit]
   CHECK(pool.Take(backend.url().origin) == nullptr);
 }
 
+TEST_CASE("idle connections of every origin expire, not only those of the next request's",
+          "[unit][proxy]") {
+  const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  ScriptedBackend stopped(answer, false);
+  ScriptedBackend running(answer, false);
+  UpstreamFailure failure;
+  auto a = Connect(stopped, failure);
+  CHECK(Exchange(*a, failure) == "ok");
+  auto b = Connect(running, failure);
+  CHECK(Exchange(*b, failure) == "ok");
+  UpstreamClientPool pool(std::chrono::milliseconds(50));
+  const auto given_back = std::chrono::steady_clock::now();
+  pool.GiveBack(stopped.url().origin, std::move(a));
+  CHECK(pool.IdleCount() == 1);
+  // Nothing asks for `stopped` again; a request to `running` ends after its idle time is over.
+  while (std::chrono::steady_clock::now() - given_back <= 60ms) std::this_thread::sleep_for(5ms);
+  pool.GiveBack(running.url().origin, std::move(b));
+  CHECK(pool.IdleCount() == 1);
+  CHECK(pool.Take(stopped.url().origin) == nullptr);
+  CHECK(pool.Take(running.url().origin) != nullptr);
+}
+
 TEST_CASE("stray bytes after an answer make its connection unusable", "[unit][proxy]") {
   ScriptedBackend backend("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK", false);
   UpstreamFailure failure;
