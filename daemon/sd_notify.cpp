@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,16 +18,10 @@ namespace {
 
 // A non-empty run of decimal digits that fits in a uint64_t; nothing else (no sign, no spaces).
 bool ParseDecimal(const char* text, uint64_t* out) {
-  if (text == nullptr || *text == '\0') return false;
-  uint64_t value = 0;
-  for (const char* p = text; *p != '\0'; ++p) {
-    if (*p < '0' || *p > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(*p - '0');
-    if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
-    value = value * 10 + digit;
-  }
-  *out = value;
-  return true;
+  if (text == nullptr || *text < '0' || *text > '9') return false;
+  const char* end = text + std::strlen(text);
+  auto [stop, error] = std::from_chars(text, end, *out);
+  return error == std::errc() && stop == end;
 }
 
 Status NotifyError(const std::string& what) {
