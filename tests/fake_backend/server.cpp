@@ -11,9 +11,9 @@
 #include <ctime>
 #include <thread>
 
-#include "daemon/listen_backlog.h"
 #include "tests/fake_backend/faults.h"
 #include "tests/fake_backend/http_util.h"
+#include "tests/fake_backend/listen_backlog.h"
 #include "tests/fake_backend/log.h"
 
 extern char** environ;

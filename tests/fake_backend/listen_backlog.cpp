@@ -1,4 +1,4 @@
-#include "daemon/listen_backlog.h"
+#include "tests/fake_backend/listen_backlog.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
