@@ -197,7 +197,8 @@ ClientConnection::Progress ClientConnection::Refuse(int status, const std::strin
   ::shutdown(fd_, SHUT_WR);
   refused_ = true;
   drain_deadline_ = Clock::now() + kLingerTime;
-  in_.clear();
+  in_ = std::string();  // what was read of the request is not needed while draining
+  body_ = std::string();
   return Drain();
 }
 
