@@ -4,28 +4,6 @@
 
 namespace swapd {
 
-bool NestsDeeperThan(std::string_view text, size_t limit) {
-  size_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return true;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return false;
-}
-
 Status NoModelError() {
   return Status::Error(ErrorCode::kInvalidArgument,
                        "no model in the request: set the \"model\" field of the JSON body "

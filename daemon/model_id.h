@@ -25,10 +25,6 @@ struct JsonRequest {
 // JSON document recurse once per level, and a few megabytes of `[` would overflow the stack.
 inline constexpr size_t kMaxJsonDepth = 512;
 
-// Whether arrays and objects in `text` nest deeper than `limit`, counting brackets outside
-// strings. Cheap enough to run before a parser.
-bool NestsDeeperThan(std::string_view text, size_t limit);
-
 // Checks that `body` is a JSON object and reads its string field "model". When the body has no
 // model, `query_model` (from ?model=) is used if given. Errors (kInvalidArgument) say what is
 // wrong: malformed JSON (with the parser's position), a number out of range, nesting deeper than

@@ -12,6 +12,7 @@
 #include "daemon/json_scan.h"
 #include "daemon/model_id.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/json_depth.h"
 
 namespace swapd {
 namespace {

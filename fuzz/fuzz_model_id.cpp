@@ -15,6 +15,7 @@
 
 #include "daemon/model_id.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/json_depth.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace swapd;
