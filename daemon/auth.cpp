@@ -1,6 +1,6 @@
 #include "daemon/auth.h"
 
-#include <cctype>
+#include "daemon/http1_syntax.h"
 
 namespace swapd {
 namespace {
@@ -17,14 +17,6 @@ bool MatchesAnyKey(const std::vector<std::string>& keys, std::string_view candid
   bool found = false;
   for (const auto& key : keys) found |= ConstantTimeEquals(key, candidate);
   return found && !candidate.empty();
-}
-
-bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
-  }
-  return true;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -66,10 +58,10 @@ bool IsAuthorized(const std::vector<std::string>& keys, std::string_view authori
   if (keys.empty()) return true;
   if (MatchesAnyKey(keys, Trim(x_api_key))) return true;
   authorization = Trim(authorization);
-  if (StartsWithNoCase(authorization, "bearer ")) {
+  if (StartsWithIgnoreCase(authorization, "bearer ")) {
     return MatchesAnyKey(keys, Trim(authorization.substr(7)));
   }
-  if (StartsWithNoCase(authorization, "basic ")) {
+  if (StartsWithIgnoreCase(authorization, "basic ")) {
     std::string decoded = DecodeBase64(Trim(authorization.substr(6)));
     size_t colon = decoded.find(':');
     if (colon == std::string::npos) return false;
