@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -79,8 +80,16 @@ std::vector<int> PidsWithArg(const std::string& needle) {
   while (dirent* entry = readdir(dir)) {
     int pid = std::atoi(entry->d_name);
     if (pid <= 0) continue;
-    std::ifstream cmdline("/proc/" + std::string(entry->d_name) + "/cmdline");
-    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    // read(2), not std::ifstream: a process that exits while it is read makes the read fail
+    // (ESRCH), which std::filebuf throws as an exception; here it is simply gone.
+    std::string text;
+    const std::string path = "/proc/" + std::string(entry->d_name) + "/cmdline";
+    if (int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+      char buf[4096];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+        text.append(buf, static_cast<size_t>(n));
+      close(fd);
+    }
     for (char& c : text) {
       if (c == '\0') c = ' ';
     }
