@@ -6,12 +6,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "daemon/upstream_client_pool.h"
 
@@ -181,6 +183,40 @@ TEST_CASE("refusal, silence and a cut answer are told apart", "[unit][proxy]") {
   Exchange(*c, failure);
   CHECK(failure.kind == UpstreamFailure::Kind::kMalformed);
   CHECK_THAT(failure.text, Catch::Contains("bad status line"));
+}
+
+TEST_CASE("a connect that never completes fails at the connect timeout", "[unit][proxy]") {
+  // A listener that never accepts: once its accept queue is full, the kernel drops further SYNs
+  // and a connect waits (retransmitting) as it would for a host that does not answer.
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+  REQUIRE(listen(listener, 0) == 0);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::vector<int> fillers;
+  for (bool full = false; !full && fillers.size() < 16;) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    fillers.push_back(fd);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      full = poll(&p, 1, 500) == 0;  // the handshake did not complete: SYNs are dropped now
+    }
+  }
+  const ProxyUrl url = ParseProxyUrl("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.connect = 1s;
+  UpstreamFailure failure;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(UpstreamConnection::Open(url, timeouts, failure) == nullptr);
+  CHECK(failure.kind == UpstreamFailure::Kind::kConnect);
+  CHECK_THAT(failure.text, Catch::Contains("timed out"));
+  // Bounded by the timeout (and not, say, by the kernel's SYN retries of about two minutes).
+  CHECK(std::chrono::steady_clock::now() - start < 60s);
+  for (int fd : fillers) close(fd);
+  close(listener);
 }
 
 }  // namespace
