@@ -28,6 +28,7 @@ size_t FindHeadEnd(std::string_view bytes) {
 
 Result<ResponseStart> ParseResponseHead(std::string_view head, bool head_request) {
   ResponseStart start;
+  start.headers.reserve(16);
   size_t eol = head.find('\n');
   std::string_view status_line = head.substr(0, eol);
   if (!status_line.empty() && status_line.back() == '\r') status_line.remove_suffix(1);
@@ -71,7 +72,7 @@ Result<ResponseStart> ParseResponseHead(std::string_view head, bool head_request
     } else if (EqualsIgnoreCase(name, "Connection")) {
       connection = value;
     }
-    start.headers.emplace(std::string(name), std::string(value));
+    start.headers.push_back({name, value});
   }
 
   start.keep_alive =

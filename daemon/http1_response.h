@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/status.h"
 
@@ -21,9 +22,17 @@ enum class BodyFraming {
   kUntilClose,  // neither: the body ends when the backend closes the connection
 };
 
+// One header field of a response head, pointing into the bytes of that head.
+struct HeaderField {
+  std::string_view name;
+  std::string_view value;
+};
+
 struct ResponseStart {
   int status = 0;
-  httplib::Headers headers;
+  // In the order received. They point into the head that was parsed, so they are valid only as
+  // long as its bytes are (in UpstreamConnection: until it reads again).
+  std::vector<HeaderField> headers;
   BodyFraming framing = BodyFraming::kNone;
   uint64_t content_length = 0;  // kLength only
   bool keep_alive = true;       // the connection may carry another request after this one

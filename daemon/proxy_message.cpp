@@ -1,6 +1,6 @@
 #include "daemon/proxy_message.h"
 
-#include <cstdlib>
+#include <charconv>
 
 #include "daemon/http1_syntax.h"
 
@@ -48,7 +48,7 @@ std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request
   return head;
 }
 
-ResponseHead CopyHeaders(const httplib::Headers& headers, httplib::Response& res) {
+ResponseHead CopyHeaders(const std::vector<HeaderField>& headers, httplib::Response& res) {
   ResponseHead head;
   for (const auto& [name, value] : headers) {
     if (EqualsIgnoreCase(name, "content-type")) {
@@ -57,7 +57,7 @@ ResponseHead CopyHeaders(const httplib::Headers& headers, httplib::Response& res
     }
     if (EqualsIgnoreCase(name, "content-length")) {
       head.has_length = true;
-      head.content_length = std::strtoull(value.c_str(), nullptr, 10);
+      std::from_chars(value.data(), value.data() + value.size(), head.content_length);
       continue;
     }
     if (!IsHopByHop(name)) res.headers.emplace(name, value);

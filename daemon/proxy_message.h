@@ -7,8 +7,10 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/proxy_url.h"
+#include "daemon/http1_response.h"
 
 namespace swapd {
 
@@ -43,6 +45,6 @@ struct ResponseHead {
 
 // Copies the backend's end-to-end headers to `res` except Content-Type and Content-Length,
 // which are returned (the front server writes them for the body it sends).
-ResponseHead CopyHeaders(const httplib::Headers& headers, httplib::Response& res);
+ResponseHead CopyHeaders(const std::vector<HeaderField>& headers, httplib::Response& res);
 
 }  // namespace swapd

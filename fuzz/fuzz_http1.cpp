@@ -33,6 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ResponseStart& start = parsed.value();
   FUZZ_CHECK(start.status >= 100 && start.status <= 999, "a three-digit status");
   if (head_request) FUZZ_CHECK(start.framing == BodyFraming::kNone, "HEAD has no body");
+  for (const HeaderField& field : start.headers) {
+    FUZZ_CHECK(field.name.data() >= wire.data() &&
+                   field.value.data() + field.value.size() <= wire.data() + head_end,
+               "header fields point into the head");
+  }
   if (start.framing == BodyFraming::kUntilClose) {
     FUZZ_CHECK(!start.keep_alive, "a body read until close ends the connection");
   }
