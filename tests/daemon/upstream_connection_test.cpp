@@ -22,19 +22,26 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// A listening socket on 127.0.0.1 with an ephemeral port, its address in `addr`.
+int LoopbackListener(int backlog, sockaddr_in& addr) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+  REQUIRE(listen(listener, backlog) == 0);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  return listener;
+}
+
 // A listener on 127.0.0.1:0 that accepts one connection, reads the request head, writes
 // `answer`, then closes the connection (`close_after`) or keeps it open until destroyed.
 class ScriptedBackend {
  public:
   ScriptedBackend(std::string answer, bool close_after) {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    REQUIRE(bind(listener_, reinterpret_cast<sockaddr*>(&addr), len) == 0);
-    REQUIRE(listen(listener_, 4) == 0);
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    sockaddr_in addr;
+    listener_ = LoopbackListener(4, addr);
     port_ = ntohs(addr.sin_port);
     server_ = std::async(std::launch::async, [this, answer = std::move(answer), close_after] {
       int fd = accept(listener_, nullptr, nullptr);
@@ -188,19 +195,13 @@ TEST_CASE("refusal, silence and a cut answer are told apart", "[unit][proxy]") {
 TEST_CASE("a connect that never completes fails at the connect timeout", "[unit][proxy]") {
   // A listener that never accepts: once its accept queue is full, the kernel drops further SYNs
   // and a connect waits (retransmitting) as it would for a host that does not answer.
-  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
-  REQUIRE(listen(listener, 0) == 0);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  sockaddr_in addr;
+  const int listener = LoopbackListener(0, addr);
   std::vector<int> fillers;
   for (bool full = false; !full && fillers.size() < 16;) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     fillers.push_back(fd);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno == EINPROGRESS) {
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
       full = poll(&p, 1, 500) == 0;  // the handshake did not complete: SYNs are dropped now
     }
