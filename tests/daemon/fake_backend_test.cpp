@@ -7,13 +7,13 @@
 #include <httplib.h>
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "tests/support/child_process.h"
 #include "tests/support/fake_backend_process.h"
 #include "tests/support/http_wait.h"
+#include "tests/support/swapd_process.h"
 
 namespace swapd::testing {
 namespace {
@@ -47,16 +47,6 @@ std::vector<std::string> SseData(const std::string& body) {
     if (event.rfind("data: ", 0) == 0) events.push_back(event.substr(6));
   }
   return events;
-}
-
-// True when the process is gone or a zombie (a container's pid 1 may never reap orphans).
-bool ProcessGone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const size_t paren = line.rfind(')');
-  return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z' ||
-         line[paren + 2] == 'X';
 }
 
 const std::string kChatBody =

@@ -73,6 +73,19 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
   return instance;
 }
 
+// A /proc file's text; empty when it cannot be read. read(2), not std::ifstream: a process that
+// exits while it is read makes the read fail (ESRCH), which std::filebuf throws as an exception;
+// here it is simply gone.
+std::string ReadProcFile(const std::string& path) {
+  std::string text;
+  if (int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+    close(fd);
+  }
+  return text;
+}
+
 std::vector<int> PidsWithArg(const std::string& needle) {
   std::vector<int> pids;
   DIR* dir = opendir("/proc");
@@ -80,16 +93,7 @@ std::vector<int> PidsWithArg(const std::string& needle) {
   while (dirent* entry = readdir(dir)) {
     int pid = std::atoi(entry->d_name);
     if (pid <= 0) continue;
-    // read(2), not std::ifstream: a process that exits while it is read makes the read fail
-    // (ESRCH), which std::filebuf throws as an exception; here it is simply gone.
-    std::string text;
-    const std::string path = "/proc/" + std::string(entry->d_name) + "/cmdline";
-    if (int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-      char buf[4096];
-      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
-        text.append(buf, static_cast<size_t>(n));
-      close(fd);
-    }
+    std::string text = ReadProcFile("/proc/" + std::string(entry->d_name) + "/cmdline");
     for (char& c : text) {
       if (c == '\0') c = ' ';
     }
@@ -98,6 +102,22 @@ std::vector<int> PidsWithArg(const std::string& needle) {
   }
   closedir(dir);
   return pids;
+}
+
+bool ProcessGone(int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  const std::string stat = ReadProcFile(dir + "/stat");
+  const size_t paren = stat.rfind(')');  // the state follows the command name in parentheses
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
+  if (stat[paren + 2] != 'Z' && stat[paren + 2] != 'X') return false;
+  // A zombie leader may still have threads exiting, and the files stay open until the last
+  // one has gone: a finished thread leaves /proc/PID/task after closing them.
+  int threads = 0;
+  if (DIR* tasks = opendir((dir + "/task").c_str())) {
+    while (dirent* entry = readdir(tasks)) threads += entry->d_name[0] != '.';
+    closedir(tasks);
+  }
+  return threads <= 1;
 }
 
 StreamedReply StreamPost(const std::string& base_url, const std::string& path,

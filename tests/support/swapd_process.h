@@ -40,6 +40,10 @@ std::string FakeModelYaml(const std::string& id, int port, const std::string& fl
 // Process ids whose command line contains `needle` (scans /proc), e.g. a model's --model value.
 std::vector<int> PidsWithArg(const std::string& needle);
 
+// True when the process is gone or a zombie: it has exited and every file it had open (its
+// sockets too) is closed. (A container's pid 1 may never reap orphans.)
+bool ProcessGone(int pid);
+
 // One request whose response body is read chunk by chunk as it arrives.
 struct StreamedReply {
   int status = -1;
