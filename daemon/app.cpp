@@ -152,12 +152,13 @@ int App::Run() {
         spdlog::warn("second stop signal: exiting now");
         _exit(1);
       }
+      // Refusing first, so that what the log line says holds once it is written.
+      server.SetShuttingDown();
       spdlog::info(
           "{}: shutting down: new requests get 503; in-flight ones may finish for {} s "
           "(a second signal exits at once)",
           strsignal(sig), options_.shutdown_timeout.count());
       NotifyStopping();
-      server.SetShuttingDown();
       drain_deadline = Clock::now() + options_.shutdown_timeout;
     }
   });
