@@ -45,7 +45,6 @@ Result<ResponseStart> ParseResponseHead(std::string_view head, bool head_request
   start.status = static_cast<int>(code);
   const bool http10 = status_line[7] == '0';
 
-  bool has_length = false;
   bool chunked = false;
   bool has_transfer_encoding = false;
   std::string_view connection;
@@ -61,10 +60,10 @@ Result<ResponseStart> ParseResponseHead(std::string_view head, bool head_request
     }
     if (EqualsIgnoreCase(name, "Content-Length")) {
       uint64_t length = 0;
-      if (!ParseDecimal(value, length) || (has_length && length != start.content_length)) {
+      if (!ParseDecimal(value, length) || (start.has_length && length != start.content_length)) {
         return Malformed("bad Content-Length \"" + std::string(value.substr(0, 40)) + "\"");
       }
-      has_length = true;
+      start.has_length = true;
       start.content_length = length;
     } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
       has_transfer_encoding = true;
@@ -81,7 +80,7 @@ Result<ResponseStart> ParseResponseHead(std::string_view head, bool head_request
     start.framing = BodyFraming::kNone;
   } else if (has_transfer_encoding) {
     start.framing = chunked ? BodyFraming::kChunked : BodyFraming::kUntilClose;
-  } else if (has_length) {
+  } else if (start.has_length) {
     start.framing = BodyFraming::kLength;
   } else {
     start.framing = BodyFraming::kUntilClose;

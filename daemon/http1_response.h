@@ -4,8 +4,6 @@
 // BodyDecoder is used by one thread at a time.
 #pragma once
 
-#include <httplib.h>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,7 +32,8 @@ struct ResponseStart {
   // long as its bytes are (in UpstreamConnection: until it reads again).
   std::vector<HeaderField> headers;
   BodyFraming framing = BodyFraming::kNone;
-  uint64_t content_length = 0;  // kLength only
+  bool has_length = false;      // the head declares a Content-Length
+  uint64_t content_length = 0;  // its value (the body's length when framing is kLength)
   bool keep_alive = true;       // the connection may carry another request after this one
 };
 

@@ -1,7 +1,5 @@
 #include "daemon/proxy_message.h"
 
-#include <charconv>
-
 #include "daemon/http1_syntax.h"
 
 namespace swapd {
@@ -55,12 +53,7 @@ ResponseHead CopyHeaders(const std::vector<HeaderField>& headers, httplib::Respo
       head.content_type = value;
       continue;
     }
-    if (EqualsIgnoreCase(name, "content-length")) {
-      head.has_length = true;
-      std::from_chars(value.data(), value.data() + value.size(), head.content_length);
-      continue;
-    }
-    if (!IsHopByHop(name)) res.headers.emplace(name, value);
+    if (!IsHopByHop(name)) res.headers.emplace(name, value);  // Content-Length is one
   }
   head.sse = IsEventStream(head.content_type);
   return head;

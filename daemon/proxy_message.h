@@ -38,13 +38,11 @@ std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request
 // What the client's response takes from the backend's headers.
 struct ResponseHead {
   std::string content_type;  // empty: the backend sent none, and none goes to the client
-  bool has_length = false;
-  size_t content_length = 0;
   bool sse = false;
 };
 
-// Copies the backend's end-to-end headers to `res` except Content-Type and Content-Length,
-// which are returned (the front server writes them for the body it sends).
+// Copies the backend's end-to-end headers to `res` except Content-Type, which is returned, and
+// Content-Length (ResponseStart has it): the front server writes both for the body it sends.
 ResponseHead CopyHeaders(const std::vector<HeaderField>& headers, httplib::Response& res);
 
 }  // namespace swapd

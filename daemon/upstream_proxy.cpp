@@ -188,8 +188,8 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& 
     // gets none from us either.
     res.body = std::move(body);
     if (!head.content_type.empty()) res.set_header("Content-Type", head.content_type);
-    if (request_is_head && head.has_length) {
-      res.set_header("Content-Length", std::to_string(head.content_length));
+    if (request_is_head && start.has_length) {
+      res.set_header("Content-Length", std::to_string(start.content_length));
     }
     return Delivery::kDone;
   }

@@ -1,6 +1,7 @@
 // Integration tests of the proxy with the real swapd and fake backends over loopback: a request
 // that did not ask for a stream but gets SSE (whole, or breaking off), a burst of concurrent
 // clients, and a backend that goes silent.
+#include <httplib.h>
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -42,6 +43,24 @@ TEST_CASE("a non-streamed request whose backend answers SSE gets the events",
   CHECK_THAT(r.content_type, Catch::StartsWith("text/event-stream"));
   CHECK_THAT(r.body, Catch::Contains("chat.completion.chunk"));
   CHECK_THAT(r.body, Catch::EndsWith("data: [DONE]\n\n"));
+}
+
+TEST_CASE("a HEAD request gets the backend's Content-Length and no body", "[integration][proxy]") {
+  int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("px-head", port));
+  REQUIRE(swapd.ok());
+  INFO(swapd.value().process->Output());
+  const std::string url = swapd.value().base_url;
+  HttpReply get = HttpGet(url, "/upstream/px-head/v1/models", 60s);
+  REQUIRE(get.status == 200);
+  REQUIRE_FALSE(get.body.empty());
+  httplib::Client client(url);
+  client.set_read_timeout(60, 0);
+  httplib::Result head = client.Head("/upstream/px-head/v1/models");
+  REQUIRE(head);
+  CHECK(head->status == 200);
+  CHECK(head->get_header_value("Content-Length") == std::to_string(get.body.size()));
+  CHECK(head->body.empty());
 }
 
 TEST_CASE("a non-streamed request whose SSE answer breaks off ends with an error event",
