@@ -10,7 +10,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "tests/support/proc_file.h"
 
 namespace swapd::backend_testing {
 
@@ -55,8 +55,7 @@ struct ProcStat {
 
 // Fields of /proc/<pid>/stat; pid 0 when the process does not exist.
 inline ProcStat ReadProcStat(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = testing::ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
   ProcStat st;
   size_t close = text.rfind(')');
   if (close == std::string::npos) return st;

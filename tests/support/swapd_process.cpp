@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "tests/support/proc_file.h"
 
 namespace swapd::testing {
 
@@ -71,19 +72,6 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
   int port = std::atoi(line->c_str() + colon + 1);
   instance.base_url = "http://127.0.0.1:" + std::to_string(port);
   return instance;
-}
-
-// A /proc file's text; empty when it cannot be read. read(2), not std::ifstream: a process that
-// exits while it is read makes the read fail (ESRCH), which std::filebuf throws as an exception;
-// here it is simply gone.
-std::string ReadProcFile(const std::string& path) {
-  std::string text;
-  if (int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-    close(fd);
-  }
-  return text;
 }
 
 std::vector<int> PidsWithArg(const std::string& needle) {
