@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "daemon/http_error.h"
@@ -24,11 +25,12 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kListenerId = ~uint64_t{0};
 constexpr uint64_t kWakeId = ~uint64_t{0} - 1;
-constexpr int kInitialThreads = 2;
-// A thread that has waited this many 1 s rounds for work ends, if enough others still wait.
-constexpr int kIdleRoundsBeforeExit = 30;
-constexpr int kSpareThreads = 4;
 constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+// Added to a connection's id for the socket its deferred response waits for.
+constexpr uint64_t kAwaitTag = uint64_t{1} << 62;
+// Responses are deferred only while more requests than this are in flight: with one, blocking
+// in recv wakes this very thread, warm, where the epoll set would wake whichever thread waits.
+constexpr int kDeferAbove = 1;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
@@ -60,16 +62,37 @@ void Fail(httplib::Response& res, const httplib::Request& req, const std::string
 }  // namespace
 
 struct Http1Server::Connection {
+  using State = ConnectionState;
   Connection(uint64_t id_, std::unique_ptr<ClientConnection> io_) : id(id_), io(std::move(io_)) {}
   const uint64_t id;
   const std::unique_ptr<ClientConnection> io;
-  // Guarded by connections_mu_: waiting in the epoll set for its next request (no thread has it).
-  bool parked = false;
-  Clock::time_point deadline;  // guarded by connections_mu_; when parked, closed after it
+  State state = State::kParked;  // guarded by connections_mu_
+  Clock::time_point deadline;    // guarded by connections_mu_; parked or awaiting until then
+  // The request being answered and its response; while kAwaiting also the step it waits for
+  // (no thread has any of them then).
+  httplib::Request req;
+  // Destroyed, not assigned, after each request: that runs a streamed answer's releaser.
+  std::optional<httplib::Response> res;
+  DeferredStep step;
 };
 
-Http1Server::Http1Server(Http1ServerSettings settings, Handler handler)
-    : settings_(settings), handler_(std::move(handler)) {
+// The Deferrer of one handler call (or deferred step) on a server thread.
+class Http1Server::Scope final : public Deferrer {
+ public:
+  explicit Scope(Http1Server& server) : server_(server) {}
+  bool ShouldDefer() const override {
+    return server_.in_flight_.load(std::memory_order_relaxed) > kDeferAbove;
+  }
+  void Defer(DeferredStep step) override { taken = std::move(step); }
+  void WillBlock() override { server_.threads_->WillBlock(); }
+  DeferredStep taken;
+
+ private:
+  Http1Server& server_;
+};
+
+Http1Server::Http1Server(Http1ServerSettings settings, Handler handler, Completion on_complete)
+    : settings_(settings), handler_(std::move(handler)), on_complete_(std::move(on_complete)) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Level-triggered and never read: once Stop() made it readable, every epoll_wait sees it.
@@ -77,14 +100,18 @@ Http1Server::Http1Server(Http1ServerSettings settings, Handler handler)
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeId;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  threads_ = std::make_unique<EpollThreads>(
+      epoll_fd_, kWakeId, settings_.max_threads, [this](uint64_t id) { OnEvent(id); },
+      [this] { Sweep(); });
 }
 
 Http1Server::~Http1Server() {
   Stop();
   {
-    std::unique_lock lock(threads_mu_);
-    threads_cv_.wait(lock, [&] { return !running_; });  // Run() has joined every thread
+    std::unique_lock lock(run_mu_);
+    run_cv_.wait(lock, [&] { return !running_; });  // Run() has joined every thread
   }
+  threads_.reset();
   if (listen_fd_ >= 0) ::close(listen_fd_);
   ::close(wake_fd_);
   ::close(epoll_fd_);
@@ -133,68 +160,35 @@ Status Http1Server::Bind(const std::string& host, int port) {
 
 void Http1Server::Run() {
   {
-    std::lock_guard lock(threads_mu_);
+    std::lock_guard lock(run_mu_);
     running_ = true;
   }
-  for (int i = 0; i < kInitialThreads; ++i) AddThread();
-  std::unique_lock lock(threads_mu_);
-  threads_cv_.wait(lock, [&] { return threads_.empty(); });
-  for (auto& t : finished_) t.join();
-  finished_.clear();
-  lock.unlock();
+  threads_->Run();
   {
     std::unordered_map<uint64_t, std::shared_ptr<Connection>> idle;  // closed after the lock
     std::lock_guard connections_lock(connections_mu_);
     idle.swap(connections_);
   }
-  lock.lock();
+  std::lock_guard lock(run_mu_);
   running_ = false;
-  threads_cv_.notify_all();
+  run_cv_.notify_all();
 }
 
 void Http1Server::Stop() {
   stopping_ = true;
+  threads_->Stop();
   uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
 }
 
-void Http1Server::AddThread() {
-  std::lock_guard lock(threads_mu_);
-  for (auto& t : finished_) t.join();
-  finished_.clear();
-  if (stopping_ || threads_.size() >= settings_.max_threads) return;
-  threads_.emplace_back();
-  auto self = std::prev(threads_.end());
-  *self = std::thread([this, self] { ThreadMain(self); });
-}
-
-void Http1Server::ThreadMain(std::list<std::thread>::iterator self) {
-  int idle_rounds = 0;
-  while (!stopping_) {
-    epoll_event ev{};
-    ++waiting_;
-    const int n = epoll_wait(epoll_fd_, &ev, 1, 1000);
-    const int still_waiting = --waiting_;
-    if (stopping_ || (n == 1 && ev.data.u64 == kWakeId)) break;
-    Sweep();
-    if (n <= 0) {
-      if (n == 0 && ++idle_rounds >= kIdleRoundsBeforeExit && still_waiting >= kSpareThreads) {
-        break;
-      }
-      continue;
-    }
-    idle_rounds = 0;
-    // This thread may be busy for long: someone else must keep waiting.
-    if (still_waiting == 0) AddThread();
-    if (ev.data.u64 == kListenerId) {
-      AcceptAll();
-    } else {
-      Serve(ev.data.u64);
-    }
+void Http1Server::OnEvent(uint64_t id) {
+  if (id == kListenerId) {
+    AcceptAll();
+  } else if ((id & kAwaitTag) != 0) {
+    if (auto c = Take(id & ~kAwaitTag, Connection::State::kAwaiting)) Resume(c, false);
+  } else if (auto c = Take(id, Connection::State::kParked)) {
+    Serve(c);
   }
-  std::lock_guard lock(threads_mu_);
-  finished_.splice(finished_.end(), threads_, self);
-  threads_cv_.notify_all();
 }
 
 void Http1Server::AcceptAll() {
@@ -222,7 +216,6 @@ void Http1Server::AcceptAll() {
     auto c = std::make_shared<Connection>(
         id,
         std::make_unique<ClientConnection>(fd, std::move(remote), remote_port, settings_.limits));
-    c->parked = true;
     c->deadline = Clock::now() + settings_.read_timeout;
     epoll_event ev{};
     ev.events = kConnectionEvents;
@@ -235,40 +228,127 @@ void Http1Server::AcceptAll() {
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
 }
 
-void Http1Server::Serve(uint64_t id) {
-  std::shared_ptr<Connection> c;
+std::shared_ptr<Http1Server::Connection> Http1Server::Take(uint64_t id, ConnectionState state) {
+  std::lock_guard lock(connections_mu_);
+  auto it = connections_.find(id);
+  // Closed by Sweep meanwhile, or (a stale event) already taken and waiting for something else.
+  if (it == connections_.end() || it->second->state != state) return nullptr;
+  it->second->state = Connection::State::kBusy;
+  return it->second;
+}
+
+void Http1Server::Serve(const std::shared_ptr<Connection>& c) {
+  try {
+    ServeRequests(c);
+  } catch (const std::exception& e) {  // e.g. out of memory while reading or writing
+    spdlog::error("connection {}: {}", c->id, e.what());
+    Remove(c);
+  }
+}
+
+void Http1Server::ServeRequests(const std::shared_ptr<Connection>& c) {
+  for (;;) {
+    const ClientConnection::Progress progress = c->io->ReadRequest(c->req);
+    if (progress == ClientConnection::Progress::kClosed || stopping_) return Remove(c);
+    if (progress == ClientConnection::Progress::kWaiting) {
+      if (c->io->refused()) return Park(c, c->io->drain_deadline());
+      return Park(c, Clock::now() +
+                         (c->io->in_request() ? settings_.read_timeout : settings_.idle_timeout));
+    }
+    ++in_flight_;
+    c->res.emplace().status = 200;  // unless the handler says otherwise
+    if (!Respond(c, [this, &c] {
+          handler_(c->req, *c->res);
+          return DeferredStep();
+        })) {
+      return;  // deferred
+    }
+    if (!Finish(c)) return;
+  }
+}
+
+bool Http1Server::Respond(const std::shared_ptr<Connection>& c,
+                          const std::function<DeferredStep()>& work) {
+  Scope scope(*this);
+  DeferredStep next;
+  {
+    DeferrerScope current(&scope);
+    try {
+      next = work();
+      if (next.done()) next = std::move(scope.taken);
+    } catch (const std::exception& e) {
+      next = DeferredStep();
+      Fail(*c->res, c->req, e.what());
+    } catch (...) {
+      next = DeferredStep();
+      Fail(*c->res, c->req, "unknown exception");
+    }
+  }
+  if (next.done()) return true;
+  Await(c, std::move(next));
+  return false;
+}
+
+bool Http1Server::Finish(const std::shared_ptr<Connection>& c) {
+  // Answered, if not yet written: a client that gets the answer and sends its next request at
+  // once is no second request in flight.
+  --in_flight_;
+  if (on_complete_) on_complete_(c->req, *c->res);
+  // A streamed answer holds this thread until its end.
+  if (c->res->content_provider_) threads_->WillBlock();
+  const bool keep_alive = c->io->WriteResponse(*c->res, stopping_);
+  // An idle connection holds neither the request nor the answer.
+  c->req = httplib::Request();
+  c->res.reset();
+  if (!keep_alive) {
+    Remove(c);
+    return false;
+  }
+  // Nothing of the next request is here yet: wait for it in the epoll set straight away rather
+  // than after a read that would find nothing.
+  if (!c->io->in_request()) {
+    Park(c, Clock::now() + settings_.idle_timeout);
+    return false;
+  }
+  return true;
+}
+
+void Http1Server::Await(const std::shared_ptr<Connection>& c, DeferredStep step) {
+  const int fd = step.fd;
+  // Re-armed if a wait before this one left it in the set, else added (and then left there).
+  // The flag belongs to the step's owner: it is touched only before the step is published.
+  const bool in_set = step.in_set != nullptr && *step.in_set;
+  if (step.in_set != nullptr) *step.in_set = true;
   {
     std::lock_guard lock(connections_mu_);
-    auto it = connections_.find(id);
-    if (it == connections_.end() || !it->second->parked) return;  // closed by Sweep meanwhile
-    c = it->second;
-    c->parked = false;
+    c->state = Connection::State::kAwaiting;
+    c->deadline = step.deadline;
+    c->step = std::move(step);
   }
+  // Armed outside the lock, as in Park; from here on another thread may have the connection.
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+  ev.data.u64 = c->id | kAwaitTag;
+  if (epoll_ctl(epoll_fd_, in_set ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) == 0) return;
+  int error = errno;
+  if (error == (in_set ? ENOENT : EEXIST) &&
+      epoll_ctl(epoll_fd_, in_set ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev) == 0) {
+    return;
+  }
+  error = errno;
+  spdlog::error("connection {}: cannot wait for the backend's socket: {}", c->id,
+                std::strerror(error));
+  if (Take(c->id, Connection::State::kAwaiting)) Resume(c, true);
+}
+
+void Http1Server::Resume(const std::shared_ptr<Connection>& c, bool timed_out) {
   try {
-    for (;;) {
-      httplib::Request req;
-      const ClientConnection::Progress progress = c->io->ReadRequest(req);
-      if (progress == ClientConnection::Progress::kClosed || stopping_) return Remove(c);
-      if (progress == ClientConnection::Progress::kWaiting) {
-        if (c->io->refused()) return Park(c, c->io->drain_deadline());
-        return Park(c, Clock::now() +
-                           (c->io->in_request() ? settings_.read_timeout : settings_.idle_timeout));
-      }
-      httplib::Response res;
-      res.status = 200;  // unless the handler says otherwise
-      try {
-        handler_(req, res);
-      } catch (const std::exception& e) {
-        Fail(res, req, e.what());
-      } catch (...) {
-        Fail(res, req, "unknown exception");
-      }
-      if (!c->io->WriteResponse(res, stopping_)) return Remove(c);
-      // Nothing of the next request is here yet: wait for it in the epoll set straight away
-      // rather than after a read that would find nothing.
-      if (!c->io->in_request()) return Park(c, Clock::now() + settings_.idle_timeout);
-    }
-  } catch (const std::exception& e) {  // e.g. out of memory while reading or writing
+    // The socket stays in the epoll set, disarmed: the next wait re-arms it.
+    DeferredStep step = std::move(c->step);
+    if (!Respond(c, [&] { return step.resume(*c->res, timed_out); })) return;
+    step = DeferredStep();  // what it holds (the backend's exchange) ends before the write
+    if (Finish(c)) ServeRequests(c);
+  } catch (const std::exception& e) {
     spdlog::error("connection {}: {}", c->id, e.what());
     Remove(c);
   }
@@ -277,7 +357,7 @@ void Http1Server::Serve(uint64_t id) {
 void Http1Server::Park(const std::shared_ptr<Connection>& c, Clock::time_point deadline) {
   {
     std::lock_guard lock(connections_mu_);
-    c->parked = true;
+    c->state = Connection::State::kParked;
     c->deadline = deadline;
   }
   // Re-armed outside the lock (every request passes here). Until then no event can hand the
@@ -299,18 +379,27 @@ void Http1Server::Sweep() {
   int64_t due = next_sweep_.load();
   const int64_t now_ms = NowMs();
   if (now_ms < due || !next_sweep_.compare_exchange_strong(due, now_ms + 1000)) return;
-  std::vector<std::shared_ptr<Connection>> expired;  // closed once the lock is released
+  std::vector<std::shared_ptr<Connection>> expired;    // closed once the lock is released
+  std::vector<std::shared_ptr<Connection>> timed_out;  // their backend said nothing in time
   const auto now = Clock::now();
-  std::lock_guard lock(connections_mu_);
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    if (it->second->parked && it->second->deadline < now) {
-      epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second->io->fd(), nullptr);
-      expired.push_back(std::move(it->second));
-      it = connections_.erase(it);
-    } else {
+  {
+    std::lock_guard lock(connections_mu_);
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      Connection& c = *it->second;
+      if (c.state == Connection::State::kParked && c.deadline < now) {
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.io->fd(), nullptr);
+        expired.push_back(std::move(it->second));
+        it = connections_.erase(it);
+        continue;
+      }
+      if (c.state == Connection::State::kAwaiting && c.deadline < now) {
+        c.state = Connection::State::kBusy;
+        timed_out.push_back(it->second);
+      }
       ++it;
     }
   }
+  for (const auto& c : timed_out) Resume(c, true);
 }
 
 }  // namespace swapd

@@ -1,10 +1,12 @@
-// Http1Server: the front door's HTTP/1.1 server. All connections wait in one epoll set; a pool of
-// threads takes turns waiting on it, and the thread that wakes for a connection reads the request
-// and runs the handler itself (no hand-off between threads). A handler may block (waiting for a
-// model, streaming an answer for minutes): whenever no thread is left waiting, one more is
-// started, so /health answers during a thousand streams; extra threads end after a while idle.
-// An idle keep-alive connection holds no thread. Thread safe: Stop() may be called from any
-// thread.
+// Http1Server: the front door's HTTP/1.1 server. All connections wait in one epoll set; a small
+// pool of threads (EpollThreads) takes turns waiting on it, and the thread that wakes for a
+// connection reads the request and runs the handler itself (no hand-off between threads). An idle
+// keep-alive connection holds no thread. While more than one request is in flight, a handler
+// waiting for its backend's answer holds none either: it defers the rest of its response (see
+// deferred_response.h) and a thread runs it when the backend's socket is readable. A handler may
+// also block (waiting for a model, streaming an answer for minutes): it says so, or the pool's
+// watchdog notices, and another thread is started, so /health answers during a thousand streams.
+// Thread safe: Stop() may be called from any thread.
 #pragma once
 
 #include <httplib.h>
@@ -13,15 +15,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
 #include "config/status.h"
 #include "daemon/client_connection.h"
+#include "daemon/deferred_response.h"
+#include "daemon/epoll_threads.h"
 
 namespace swapd {
 
@@ -37,8 +39,10 @@ struct Http1ServerSettings {
 class Http1Server {
  public:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  // Called once a response is complete (deferred or not), before it is written.
+  using Completion = std::function<void(const httplib::Request&, const httplib::Response&)>;
 
-  Http1Server(Http1ServerSettings settings, Handler handler);
+  Http1Server(Http1ServerSettings settings, Handler handler, Completion on_complete = {});
   ~Http1Server();
   Http1Server(const Http1Server&) = delete;
   Http1Server& operator=(const Http1Server&) = delete;
@@ -54,11 +58,30 @@ class Http1Server {
 
  private:
   struct Connection;
-  void ThreadMain(std::list<std::thread>::iterator self);
-  // Starts one more thread unless at max_threads or stopping.
-  void AddThread();
+  enum class ConnectionState {
+    kBusy,      // a thread serves it
+    kParked,    // waits in the epoll set for its next request
+    kAwaiting,  // its deferred response waits in the epoll set for a backend's socket
+  };
+  class Scope;
+  // Handles what the epoll set returned for `id` (the listener, a connection, a deferred wait).
+  void OnEvent(uint64_t id);
   void AcceptAll();
-  void Serve(uint64_t id);
+  // The connection `id` if it is in `state`; it is then kBusy, the caller's.
+  std::shared_ptr<Connection> Take(uint64_t id, ConnectionState state);
+  // A parked connection's socket is readable: serves its requests.
+  void Serve(const std::shared_ptr<Connection>& c);
+  // The socket a deferred response waits for is readable (or, `timed_out`, its deadline passed).
+  void Resume(const std::shared_ptr<Connection>& c, bool timed_out);
+  // Reads, answers and writes requests until the connection must wait.
+  void ServeRequests(const std::shared_ptr<Connection>& c);
+  // Runs `work` (the handler, or a deferred step of it) on this thread; false when the response
+  // was deferred (again).
+  bool Respond(const std::shared_ptr<Connection>& c, const std::function<DeferredStep()>& work);
+  // Writes the complete response; false when the connection closed.
+  bool Finish(const std::shared_ptr<Connection>& c);
+  // Waits for `step.fd` in the epoll set (the connection holds no thread meanwhile).
+  void Await(const std::shared_ptr<Connection>& c, DeferredStep step);
   // Waits for the connection's next request (it holds no thread meanwhile).
   void Park(const std::shared_ptr<Connection>& c, std::chrono::steady_clock::time_point deadline);
   void Remove(const std::shared_ptr<Connection>& c);
@@ -67,23 +90,24 @@ class Http1Server {
 
   const Http1ServerSettings settings_;
   const Handler handler_;
+  const Completion on_complete_;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // an eventfd made readable by Stop()
   int port_ = 0;
   std::atomic<bool> stopping_{false};
-  std::atomic<int> waiting_{0};  // threads in epoll_wait
+  std::atomic<int> in_flight_{0};  // requests read and not yet answered
   std::atomic<int64_t> next_sweep_{0};
 
   std::mutex connections_mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Connection>> connections_;  // guarded
   uint64_t next_id_ = 1;                                                   // guarded
 
-  std::mutex threads_mu_;
-  std::condition_variable threads_cv_;
-  std::list<std::thread> threads_;   // guarded by threads_mu_
-  std::list<std::thread> finished_;  // guarded by threads_mu_: ended, not yet joined
-  bool running_ = false;             // guarded by threads_mu_: inside Run()
+  std::unique_ptr<EpollThreads> threads_;
+
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;
+  bool running_ = false;  // guarded by run_mu_: inside Run()
 };
 
 }  // namespace swapd

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "daemon/auth.h"
+#include "daemon/deferred_response.h"
 #include "daemon/filters.h"
 #include "daemon/http1_server.h"
 #include "daemon/http_error.h"
@@ -48,7 +49,10 @@ HttpServer::HttpServer(std::shared_ptr<const Config> config, Router& router, Met
   server_settings.idle_timeout = kIdleTimeout;
   server_ = std::make_unique<Http1Server>(
       server_settings,
-      [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); });
+      [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); },
+      [](const httplib::Request& req, const httplib::Response& res) {
+        spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
+      });
   proxy_ = std::make_unique<UpstreamProxy>(
       [this](const std::string& model_id, const std::string& what) {
         return DescribeBackendFailure(model_id, what);
@@ -123,16 +127,23 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
   for (int attempt = 0;; ++attempt) {
-    Result<Lease> lease = router_.Acquire(model.id, deadline);
+    // Called only when the request has to wait (for a start, a swap, a free slot).
+    auto about_to_wait = [] {
+      BeforeBlocking();
+      return false;
+    };
+    Result<Lease> lease = router_.Acquire(model.id, deadline, about_to_wait);
     if (!lease.ok()) {
       SetErrorResponse(res, lease.status());
-      break;
+      if (metrics_) metrics_->CountRequest(model.id, route, res.status);
+      return;
     }
     ProxyRequest request;
     request.method = req.method;
     request.target = target;
     request.headers = &req.headers;
     request.body = body;
+    request.route = route;  // counted with the record of the exchange
     if (proxy_->Forward(std::move(lease).value(), request, res, /*may_retry=*/attempt == 0) ==
         UpstreamProxy::Delivery::kDone) {
       break;
@@ -144,7 +155,6 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
                  model.id);
     WaitUntilNotReady(model.id, std::chrono::seconds(10));
   }
-  if (metrics_) metrics_->CountRequest(model.id, route, res.status);  // status is known by now
 }
 
 void HttpServer::HandleJsonInference(const httplib::Request& req, httplib::Response& res) {
@@ -226,7 +236,6 @@ void HttpServer::Handle(const httplib::Request& req, httplib::Response& res) {
   } else {
     Route(req, res);
   }
-  spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
 }
 
 void HttpServer::Route(const httplib::Request& req, httplib::Response& res) {

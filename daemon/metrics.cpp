@@ -68,6 +68,7 @@ Metrics::Metrics() : start_(std::chrono::steady_clock::now()) {}
 void Metrics::RecordRequest(const ProxyRecord& r) {
   std::lock_guard lock(mu_);
   PerModel& m = models_[r.model_id];
+  ++m.requests[r.route][StatusClass(r.status)];
   m.duration.Observe(std::chrono::duration<double>(r.duration).count());
   if (r.status > 0) m.ttfb.Observe(std::chrono::duration<double>(r.time_to_first_byte).count());
   if (r.usage.prompt_tokens) m.prompt_tokens += static_cast<uint64_t>(*r.usage.prompt_tokens);

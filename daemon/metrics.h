@@ -33,10 +33,11 @@ class Metrics {
  public:
   Metrics();
 
-  // One proxied request's outcome (duration, time to first byte, tokens, tokens/s).
+  // One proxied request's outcome (counted on its route; duration, time to first byte, tokens,
+  // tokens/s).
   void RecordRequest(const ProxyRecord& record);
-  // One request answered for `model_id` on `route` (e.g. "/v1/chat/completions"), whether it
-  // reached the backend or not (queue timeout, start failure, 429).
+  // One request answered for `model_id` on `route` (e.g. "/v1/chat/completions") that did not
+  // reach the backend (queue timeout, start failure, 429).
   void CountRequest(const std::string& model_id, const std::string& route, int status);
   // Kept for callers that do not know the route: counts under route "unknown".
   void RecordRejected(const std::string& model_id, int status);

@@ -21,6 +21,7 @@ struct ProxyRequest {
   std::string_view target;                    // path and query, as the backend should see them
   const httplib::Headers* headers = nullptr;  // the client's; hop-by-hop ones are left out
   std::string_view body;
+  std::string_view route;  // for the request counters (ProxyRecord::route)
 };
 
 // Headers that belong to one connection (RFC 9110 7.6.1), lengths the proxy recomputes, Expect

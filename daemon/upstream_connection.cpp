@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon/deferred_response.h"
+
 namespace swapd {
 namespace {
 
@@ -197,10 +199,10 @@ bool UpstreamConnection::Send(std::string_view head, std::string_view body,
   return RawWrite(body.substr(sent - head.size()), failure);
 }
 
-long UpstreamConnection::RawRead(char* data, size_t size) {
+long UpstreamConnection::RawRead(char* data, size_t size, int flags) {
   if (ssl_ == nullptr) {
-    long n = recv(fd_, data, size, 0);
-    while (n < 0 && errno == EINTR) n = recv(fd_, data, size, 0);
+    long n = recv(fd_, data, size, flags);
+    while (n < 0 && errno == EINTR) n = recv(fd_, data, size, flags);
     return n;
   }
   int n = SSL_read(ssl_, data, static_cast<int>(size));
@@ -213,7 +215,7 @@ long UpstreamConnection::RawRead(char* data, size_t size) {
   return -1;
 }
 
-long UpstreamConnection::Fill(UpstreamFailure& failure) {
+long UpstreamConnection::Fill(UpstreamFailure& failure, bool* would_block) {
   if (begin_ == end_) begin_ = end_ = 0;
   if (capacity_ - end_ < kMinRead) {
     if (begin_ > 0) {  // move what is left to the front
@@ -230,7 +232,8 @@ long UpstreamConnection::Fill(UpstreamFailure& failure) {
       capacity_ = capacity;
     }
   }
-  long n = RawRead(buffer_.get() + end_, capacity_ - end_);
+  if (would_block == nullptr) BeforeBlocking();
+  long n = RawRead(buffer_.get() + end_, capacity_ - end_, would_block ? MSG_DONTWAIT : 0);
   if (n > 0) {
     end_ += static_cast<size_t>(n);
     received_any_ = true;
@@ -241,20 +244,24 @@ long UpstreamConnection::Fill(UpstreamFailure& failure) {
     return 0;
   }
   const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
+  if (timed_out && would_block) {
+    *would_block = true;
+    return kWouldBlock;
+  }
   Failed(failure, timed_out ? Kind::kTimeout : Kind::kIo,
          timed_out ? "read timed out" : std::string("read failed: ") + std::strerror(errno));
   return -1;
 }
 
-bool UpstreamConnection::ReadHead(bool head_request, ResponseStart& start,
-                                  UpstreamFailure& failure) {
+bool UpstreamConnection::ReadHead(bool head_request, ResponseStart& start, UpstreamFailure& failure,
+                                  bool* would_block) {
   for (;;) {
     size_t head_end = FindHeadEnd(Buffered());
     if (head_end == std::string_view::npos) {
       if (end_ - begin_ > kMaxHead) {
         return Failed(failure, Kind::kMalformed, "the response head is larger than 64 KiB");
       }
-      long n = Fill(failure);
+      long n = Fill(failure, would_block);
       if (n < 0) return false;
       if (n == 0) {
         return Failed(failure, Kind::kClosed,
@@ -279,7 +286,8 @@ bool UpstreamConnection::ReadHead(bool head_request, ResponseStart& start,
   }
 }
 
-bool UpstreamConnection::ReadBody(std::string_view& piece, bool& done, UpstreamFailure& failure) {
+bool UpstreamConnection::ReadBody(std::string_view& piece, bool& done, UpstreamFailure& failure,
+                                  bool* would_block) {
   for (;;) {
     if (begin_ < end_) {
       std::string_view in = Buffered();
@@ -293,7 +301,7 @@ bool UpstreamConnection::ReadBody(std::string_view& piece, bool& done, UpstreamF
       piece = {};
       return true;
     }
-    long n = Fill(failure);
+    long n = Fill(failure, would_block);
     if (n < 0) return false;
     if (n == 0) {
       body_.EndOfInput();

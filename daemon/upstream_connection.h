@@ -55,11 +55,22 @@ class UpstreamConnection {
   // Sends a request: `head` (request line and fields, up to the empty line) and `body`.
   bool Send(std::string_view head, std::string_view body, UpstreamFailure& failure);
   // Reads the response head (interim 1xx answers are skipped). `head_request`: the request was
-  // HEAD, so the answer has no body.
-  bool ReadHead(bool head_request, ResponseStart& start, UpstreamFailure& failure);
+  // HEAD, so the answer has no body. With `would_block` (plain TCP only, see can_defer()), it
+  // does not wait: when the socket has nothing more yet it returns false with *would_block set,
+  // and a later call goes on where this one stopped.
+  bool ReadHead(bool head_request, ResponseStart& start, UpstreamFailure& failure,
+                bool* would_block = nullptr);
   // The next piece of the body, valid until the next call; `done` once the body is complete
-  // (then `piece` is empty).
-  bool ReadBody(std::string_view& piece, bool& done, UpstreamFailure& failure);
+  // (then `piece` is empty). `would_block` as for ReadHead.
+  bool ReadBody(std::string_view& piece, bool& done, UpstreamFailure& failure,
+                bool* would_block = nullptr);
+
+  // Whether reads may be done without waiting, for a wait in an epoll set (not over TLS, whose
+  // records may be read only in part).
+  bool can_defer() const { return ssl_ == nullptr; }
+  int fd() const { return fd_; }
+  // Whether a server's epoll set holds the socket (see DeferredStep::in_set).
+  bool* in_epoll_set() { return &in_epoll_set_; }
 
   // The answer was read whole and the connection may carry another request.
   bool Reusable() const;
@@ -71,9 +82,11 @@ class UpstreamConnection {
 
  private:
   UpstreamConnection(int fd, SSL* ssl);
-  // Reads more bytes into the buffer; 0 on EOF.
-  long Fill(UpstreamFailure& failure);
-  long RawRead(char* data, size_t size);
+  // Reads more bytes into the buffer; 0 on EOF; with `would_block`, kWouldBlock rather than
+  // waiting.
+  static constexpr long kWouldBlock = -2;
+  long Fill(UpstreamFailure& failure, bool* would_block);
+  long RawRead(char* data, size_t size, int flags);
   bool RawWrite(std::string_view data, UpstreamFailure& failure);
 
   int fd_;
@@ -88,6 +101,7 @@ class UpstreamConnection {
   bool keep_alive_ = false;
   bool eof_ = false;
   bool received_any_ = false;
+  bool in_epoll_set_ = false;
 };
 
 }  // namespace swapd

@@ -1,6 +1,7 @@
 #include "daemon/upstream_proxy.h"
 
 #include "config/proxy_url.h"
+#include "daemon/deferred_response.h"
 #include "daemon/http_error.h"
 
 namespace swapd {
@@ -11,27 +12,33 @@ using Kind = UpstreamFailure::Kind;
 
 }  // namespace
 
-// One request's exchange with its backend, shared by Forward and, for a streamed answer, the
-// content provider that outlives it. Used by one thread at a time.
+// One request's exchange with its backend, shared by Forward and what outlives it: a deferred
+// step waiting for the answer, or the content provider of a streamed answer. Used by one thread
+// at a time.
 struct UpstreamProxy::Exchange {
   UpstreamProxy* proxy;  // outlives every response (the HTTP server stops first)
   Lease lease;
   std::string origin;
   std::unique_ptr<UpstreamConnection> connection;
-  bool sse = false;
-  bool finished = false;  // the body was passed on whole (or its failure reported)
+  bool head_request = false;
+  bool head_seen = false;  // the answer's head has been read (into `start`)
+  bool finished = false;   // the body was passed on whole (or its failure reported)
+  ResponseStart start;
+  ResponseHead head;  // what the client's response takes of `start`
+  std::string body;   // a buffered answer, as far as it has come
   UsageScanner scanner{false};
   ProxyRecord record;
-  Clock::time_point start = Clock::now();
+  Clock::time_point start_time = Clock::now();
 
-  Exchange(UpstreamProxy* p, Lease l) : proxy(p), lease(std::move(l)) {
+  Exchange(UpstreamProxy* p, Lease l, std::string_view route) : proxy(p), lease(std::move(l)) {
     record.model_id = lease.model_id();
+    record.route = route;
   }
   ~Exchange() {
     if (!proxy) return;  // discarded: the retry is the request that counts
     Done();
     record.usage = scanner.Finish();
-    record.duration = Clock::now() - start;
+    record.duration = Clock::now() - start_time;
     if (proxy->on_record_) proxy->on_record_(record);
   }
 
@@ -44,18 +51,104 @@ struct UpstreamProxy::Exchange {
   }
 
   // The next piece of the body into `piece` (empty once complete); false, with the client's
-  // error in `failure`, when the backend fails.
-  bool Read(std::string_view& piece, bool& done, Status& failure) {
+  // error in `failure`, when the backend fails, or with *would_block set (see ReadBody).
+  bool Read(std::string_view& piece, bool& done, Status& failure, bool* would_block = nullptr) {
     UpstreamFailure why;
-    if (connection->ReadBody(piece, done, why)) {
+    if (connection->ReadBody(piece, done, why, would_block)) {
       record.bytes += piece.size();
       scanner.Feed(piece);
       return true;
     }
+    if (would_block != nullptr && *would_block) return false;
     connection.reset();
     record.upstream_failed = true;
-    failure = proxy->Describe(record.model_id, true, why);
+    failure = proxy->Describe(record.model_id, head_seen, why);
     return false;
+  }
+
+  // The exchange failed: `res` gets the client's error.
+  DeferredStep Fail(httplib::Response& res, const UpstreamFailure& why) {
+    connection.reset();
+    record.upstream_failed = true;
+    res.headers.clear();
+    SetErrorResponse(res, proxy->Describe(record.model_id, head_seen, why));
+    record.status = res.status;
+    return {};
+  }
+
+  // The rest waits in the server's epoll set until the backend sends more.
+  DeferredStep Wait(const std::shared_ptr<Exchange>& self) {
+    return {connection->fd(), connection->in_epoll_set(), Clock::now() + proxy->timeouts_.read,
+            [self](httplib::Response& res, bool timed_out) {
+              return self->Continue(self, res, timed_out);
+            }};
+  }
+
+  // The answer's head is in `start`: `res` gets its status and headers. False for a streamed
+  // answer, whose body the content provider passes on.
+  bool Answer(const std::shared_ptr<Exchange>& self, httplib::Response& res) {
+    record.time_to_first_byte = Clock::now() - start_time;
+    res.status = start.status;
+    record.status = start.status;
+    head = CopyHeaders(start.headers, res);
+    scanner = UsageScanner(head.sse);
+    const bool buffered = start.framing == BodyFraming::kNone ||
+                          (!head.sse && start.framing == BodyFraming::kLength &&
+                           start.content_length <= kMaxBufferedBody);
+    if (buffered) {
+      body.reserve(static_cast<size_t>(start.content_length));
+      return true;
+    }
+    record.streamed = true;
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        head.content_type, [self](size_t, httplib::DataSink& sink) { return self->Pump(sink); },
+        [self](bool) {
+          if (!self->finished) self->record.client_gone = true;
+        });
+    if (head.content_type.empty()) res.headers.erase("Content-Type");
+    return false;
+  }
+
+  // Reads the rest of the answer (the head unless seen, then a buffered body) into `res`. Waits
+  // for the backend on the thread, or returns the step that waits in the server's epoll set
+  // when the server wants that (deferred_response.h).
+  DeferredStep Continue(const std::shared_ptr<Exchange>& self, httplib::Response& res,
+                        bool timed_out) {
+    if (timed_out) return Fail(res, {Kind::kTimeout, "read timed out"});
+    bool would_block = false;
+    bool* no_wait =
+        connection->can_defer() && DeferrerIfWorthwhile() != nullptr ? &would_block : nullptr;
+    if (!head_seen) {
+      UpstreamFailure failure;
+      if (!connection->ReadHead(head_request, start, failure, no_wait)) {
+        return would_block ? Wait(self) : Fail(res, failure);
+      }
+      head_seen = true;
+      if (!Answer(self, res)) return {};
+    }
+    for (bool done = false; !done;) {
+      std::string_view piece;
+      Status failed;
+      if (!Read(piece, done, failed, no_wait)) {
+        if (would_block) return Wait(self);
+        res.headers.clear();
+        SetErrorResponse(res, failed);
+        record.status = res.status;
+        return {};
+      }
+      body.append(piece);
+    }
+    Done();
+    // Moved, not set_content (which copies); a backend's answer without Content-Type (a 204)
+    // gets none from us either.
+    res.body = std::move(body);
+    if (!head.content_type.empty()) res.set_header("Content-Type", head.content_type);
+    if (head_request && start.has_length) {
+      res.set_header("Content-Length", std::to_string(start.content_length));
+    }
+    return {};
   }
 
   // Content provider of a streamed answer: passes on one piece per call.
@@ -65,7 +158,7 @@ struct UpstreamProxy::Exchange {
     Status failure;
     if (!Read(piece, done, failure)) {
       finished = true;
-      if (!sse) return false;  // the client sees the transfer break off
+      if (!head.sse) return false;  // the client sees the transfer break off
       std::string event = ErrorEvent(failure);
       sink.write(event.data(), event.size());
       sink.done();
@@ -112,7 +205,8 @@ Status UpstreamProxy::Describe(const std::string& model_id, bool headers_seen,
 std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
                                                         const std::string& head,
                                                         std::string_view body, bool head_request,
-                                                        bool idempotent, ResponseStart& start,
+                                                        bool idempotent, bool may_defer,
+                                                        ResponseStart& start, bool& head_pending,
                                                         UpstreamFailure& failure) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     failure = UpstreamFailure();
@@ -122,7 +216,12 @@ std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
     if (!reused) connection = UpstreamConnection::Open(url, timeouts_, failure);
     if (!connection) return nullptr;
     const bool sent = connection->Send(head, body, failure);
-    if (sent && connection->ReadHead(head_request, start, failure)) return connection;
+    // The answer is awaited in the server's epoll set, unless it may have to be sent again (see
+    // below), which needs the request.
+    head_pending = sent && may_defer && connection->can_defer() && !(reused && idempotent);
+    if (head_pending || (sent && connection->ReadHead(head_request, start, failure))) {
+      return connection;
+    }
     // A reused connection that could not take the request, or that closed without a byte of
     // answer to a request that may safely be sent twice, was most likely closed by the backend
     // while it sat idle: the request goes once more on a new one. Not a POST the backend may
@@ -138,71 +237,35 @@ std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
 
 UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& request,
                                                httplib::Response& res, bool may_retry) {
-  auto ex = std::make_shared<Exchange>(this, std::move(lease));
+  auto ex = std::make_shared<Exchange>(this, std::move(lease), request.route);
   const ProxyUrl& url = ex->lease.proxy_url();
   ex->origin = url.origin;
-  ResponseStart start;
+  ex->head_request = request.method == "HEAD";
   UpstreamFailure failure;
   const bool idempotent =
       request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
-  const bool request_is_head = request.method == "HEAD";
-  ex->connection = Open(url, UpstreamRequestHead(url, request), request.body, request_is_head,
-                        idempotent, start, failure);
+  Deferrer* deferrer = DeferrerIfWorthwhile();
+  bool head_pending = false;
+  ex->connection = Open(url, UpstreamRequestHead(url, request), request.body, ex->head_request,
+                        idempotent, deferrer != nullptr, ex->start, head_pending, failure);
   if (!ex->connection) {
     if (may_retry && failure.kind == Kind::kRefused) {
       ex->lease.Release();
       ex->proxy = nullptr;
       return Delivery::kRefused;
     }
-    SetErrorResponse(res, Describe(ex->record.model_id, false, failure));
-    ex->record.status = res.status;
-    ex->record.upstream_failed = true;
+    ex->Fail(res, failure);
     return Delivery::kDone;
   }
-  ex->record.time_to_first_byte = Clock::now() - ex->start;
-  res.status = start.status;
-  ex->record.status = start.status;
-  const ResponseHead head = CopyHeaders(start.headers, res);
-  ex->sse = head.sse;
-  ex->scanner = UsageScanner(head.sse);
-
-  const bool buffered =
-      start.framing == BodyFraming::kNone || (!head.sse && start.framing == BodyFraming::kLength &&
-                                              start.content_length <= kMaxBufferedBody);
-  if (buffered) {
-    std::string body;
-    body.reserve(static_cast<size_t>(start.content_length));
-    Status failed;
-    for (bool done = false; !done;) {
-      std::string_view piece;
-      if (!ex->Read(piece, done, failed)) {
-        res.headers.clear();
-        SetErrorResponse(res, failed);
-        ex->record.status = res.status;
-        return Delivery::kDone;
-      }
-      body.append(piece);
-    }
-    ex->Done();
-    // Moved, not set_content (which copies); a backend's answer without Content-Type (a 204)
-    // gets none from us either.
-    res.body = std::move(body);
-    if (!head.content_type.empty()) res.set_header("Content-Type", head.content_type);
-    if (request_is_head && start.has_length) {
-      res.set_header("Content-Length", std::to_string(start.content_length));
-    }
+  if (head_pending) {
+    deferrer->Defer(ex->Wait(ex));
     return Delivery::kDone;
   }
-
-  ex->record.streamed = true;
-  res.set_header("X-Accel-Buffering", "no");
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      head.content_type, [ex](size_t, httplib::DataSink& sink) { return ex->Pump(sink); },
-      [ex](bool) {
-        if (!ex->finished) ex->record.client_gone = true;
-      });
-  if (head.content_type.empty()) res.headers.erase("Content-Type");
+  ex->head_seen = true;
+  if (!ex->Answer(ex, res)) return Delivery::kDone;  // streamed
+  DeferredStep rest = ex->Continue(ex, res, false);
+  // Continue asks the server again: more requests may be in flight by now.
+  if (!rest.done()) CurrentDeferrer()->Defer(std::move(rest));
   return Delivery::kDone;
 }
 

@@ -1,5 +1,6 @@
 // UpstreamProxy: forwards one client request to the backend behind a Lease and passes the answer
-// back, all on the thread that serves the client (one thread per request): the request goes out
+// back, on the thread that serves the client, or, while the server has many requests in flight,
+// on whichever server thread wakes when the backend's answer comes: the request goes out
 // on a pooled keep-alive connection (UpstreamConnection), the answer's status and headers come
 // first, then the body:
 //  - buffered: no body, or a body that is not SSE and whose Content-Length is at most
@@ -30,6 +31,7 @@ namespace swapd {
 // What happened to one proxied request, for logs and metrics.
 struct ProxyRecord {
   std::string model_id;
+  std::string route;  // for the request counters: "/v1/chat/completions", "/upstream", ...
   int status = 0;
   bool streamed = false;
   bool client_gone = false;
@@ -56,15 +58,17 @@ class UpstreamProxy {
   static constexpr size_t kMaxBufferedBody = 16u << 20;
 
   enum class Delivery {
-    kDone,     // `res` holds the answer or the error
+    kDone,     // `res` holds the answer or the error, or a deferred step will complete it
     kRefused,  // the backend refused the connection: nothing was sent, `res` is untouched
   };
 
   // Returns once `res` has its status and headers (or an error). A buffered answer is then in
   // `res` and `lease` is released; a streamed one is produced by `res`'s content provider, which
-  // holds `lease` until the body is complete or the client left. With `may_retry`, a refused
-  // connection returns kRefused (lease released, nothing recorded) so that the caller can start
-  // the backend again and retry; otherwise it is a 502.
+  // holds `lease` until the body is complete or the client left. When the calling server thread
+  // wants it (deferred_response.h), it returns earlier, having handed the wait for the answer to
+  // the server; the caller then leaves `res` alone. With `may_retry`, a refused connection
+  // returns kRefused (lease released, nothing recorded) so that the caller can start the backend
+  // again and retry; otherwise it is a 502.
   Delivery Forward(Lease lease, const ProxyRequest& request, httplib::Response& res,
                    bool may_retry = false);
 
@@ -72,10 +76,12 @@ class UpstreamProxy {
   struct Exchange;
   // Sends the request and reads the answer's head, on an idle pooled connection when there is
   // one (sent once more on a new connection if that one turns out to be closed; see the .cpp).
+  // With `may_defer` it may return before the head, with `head_pending` set, for a wait in
+  // the server's epoll set.
   std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const std::string& head,
                                            std::string_view body, bool head_request,
-                                           bool idempotent, ResponseStart& start,
-                                           UpstreamFailure& failure);
+                                           bool idempotent, bool may_defer, ResponseStart& start,
+                                           bool& head_pending, UpstreamFailure& failure);
   // The client's error for a failed exchange.
   Status Describe(const std::string& model_id, bool headers_seen,
                   const UpstreamFailure& failure) const;

@@ -1,11 +1,13 @@
 // Tests of Http1Server and ClientConnection over loopback with a raw socket client, so that the
 // wire is exactly what a test writes and reads: keep-alive and pipelining, request bodies
 // (length, chunked, 100-continue), HTTP/1.0, HEAD, streamed answers and clients that leave,
-// refused requests, and the threads: an idle connection holds none, a blocked handler does not
-// block the others, Stop() ends Run() with connections open.
+// refused requests, and the threads: an idle connection holds none, blocked handlers do not block
+// the others, a deferred response holds none while it waits, Stop() ends Run() with connections
+// open.
 #include "daemon/http1_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -13,10 +15,14 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "daemon/deferred_response.h"
 #include "tests/support/latch.h"
 
 namespace swapd {
@@ -302,13 +308,45 @@ TEST_CASE("a handler that throws gives 500 JSON", "[unit][http1]") {
   CHECK(c.ReadUntil("}}").find("internal error: boom") != std::string::npos);
 }
 
-TEST_CASE("idle connections hold no thread; a blocked handler blocks no one else",
-          "[unit][http1]") {
+// Counts the handlers that have started; waits until enough have. Thread safe.
+class Arrivals {
+ public:
+  void Arrive() {
+    std::lock_guard lock(mu_);
+    ++count_;
+    cv_.notify_all();
+  }
+  bool WaitFor(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return count_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int count_ = 0;
+};
+
+// Polls `done` every 10 ms until it holds or `timeout` passed.
+bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!done()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+TEST_CASE("idle connections hold no thread; blocked handlers block no one else", "[unit][http1]") {
+  // Said: the handler calls BeforeBlocking and the server adds a thread at once. Unsaid: the
+  // server's watchdog notices that no thread is left for the other connections.
+  const std::string path = GENERATE(std::string("/block"), std::string("/say-and-block"));
   testing::Latch release;
-  testing::Latch entered;
+  Arrivals entered;
   Server server([&](const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/block") {
-      entered.Raise();
+    if (req.path == "/block" || req.path == "/say-and-block") {
+      if (req.path == "/say-and-block") BeforeBlocking();
+      entered.Arrive();
       release.Wait(60s);
     }
     res.set_content("done " + req.path, "text/plain");
@@ -322,20 +360,86 @@ TEST_CASE("idle connections hold no thread; a blocked handler blocks no one else
     idle.push_back(std::make_unique<Client>(server.port()));
     REQUIRE(idle.back()->connected());
   }
-  Client blocked(server.port());
-  REQUIRE(blocked.Send("GET /block HTTP/1.1\r\n\r\n"));
-  REQUIRE(entered.Wait(20s));
+  // More blocked handlers than the server has threads at first.
+  constexpr int kBlocked = 6;
+  std::vector<std::unique_ptr<Client>> blocked;
+  for (int i = 0; i < kBlocked; ++i) {
+    blocked.push_back(std::make_unique<Client>(server.port()));
+    REQUIRE(blocked.back()->Send("GET " + path + " HTTP/1.1\r\n\r\n"));
+  }
+  REQUIRE(entered.WaitFor(kBlocked, 20s));
   Client other(server.port());
   REQUIRE(other.Send("GET /other HTTP/1.1\r\n\r\n"));
   CHECK(other.ReadUntil("done /other").find("200 OK") != std::string::npos);
-  const int threads_after = ThreadCount();
-  INFO("threads " << threads_before << " -> " << threads_after);
-  CHECK(threads_after - threads_before < 10);
+  const int threads_blocked = ThreadCount();
+  INFO("threads " << threads_before << " -> " << threads_blocked);
+  CHECK(threads_blocked - threads_before < kBlocked + 10);
   release.Raise();
-  CHECK(blocked.ReadUntil("done /block").find("200 OK") != std::string::npos);
+  for (auto& c : blocked) CHECK(c->ReadUntil("done " + path).find("200 OK") != std::string::npos);
   // The idle connections still work.
   REQUIRE(idle.front()->Send("GET /late HTTP/1.1\r\n\r\n"));
   CHECK(idle.front()->ReadUntil("done /late").find("200 OK") != std::string::npos);
+  // The threads added for the blocked handlers end once they are no longer needed.
+  CHECK(Eventually([&] { return ThreadCount() <= threads_before + 1; }, 45s));
+}
+
+TEST_CASE("a deferred response waits in the epoll set, step by step, or until its deadline",
+          "[unit][http1]") {
+  int pipe_fds[2];
+  REQUIRE(pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) == 0);
+  const int readable = pipe_fds[0];
+  // Used by one server thread at a time (the server hands a deferred response on under a lock).
+  bool in_set = false;
+  std::string text;
+  auto wait = 20s;
+  std::function<DeferredStep()> next_step = [&]() -> DeferredStep {
+    return {readable, &in_set, Clock::now() + wait,
+            [&](httplib::Response& res, bool timed_out) -> DeferredStep {
+              if (timed_out) {
+                res.set_content("timed out with \"" + std::exchange(text, "") + "\"", "text/plain");
+                return {};
+              }
+              char buf[64];
+              const long n = read(readable, buf, sizeof buf);
+              if (n > 0) text.append(buf, static_cast<size_t>(n));
+              // Waits again until a whole line has come.
+              if (text.empty() || text.back() != '\n') return next_step();
+              res.set_content("got " + std::exchange(text, ""), "text/plain");
+              return {};
+            }};
+  };
+  Server server([&](const httplib::Request& req, httplib::Response& res) {
+    Deferrer* deferrer = CurrentDeferrer();
+    if (req.path == "/quick" || deferrer == nullptr) {
+      res.set_content(deferrer != nullptr ? "quick" : "no deferrer", "text/plain");
+      return;
+    }
+    wait = req.path == "/short" ? 1s : 20s;
+    deferrer->Defer(next_step());
+  });
+  auto write_pipe = [&](const std::string& bytes) {
+    return write(pipe_fds[1], bytes.data(), bytes.size()) == static_cast<long>(bytes.size());
+  };
+  Client deferred(server.port());
+  REQUIRE(deferred.Send("GET /defer HTTP/1.1\r\n\r\n"));
+  REQUIRE(write_pipe("ab"));
+  // Meanwhile another connection is served.
+  Client other(server.port());
+  REQUIRE(other.Send("GET /quick HTTP/1.1\r\n\r\n"));
+  CHECK(other.ReadUntil("quick").find("200 OK") != std::string::npos);
+  REQUIRE(write_pipe("c\n"));
+  CHECK(deferred.ReadUntil("got abc\n").find("200 OK") != std::string::npos);
+
+  REQUIRE(deferred.Send("GET /short HTTP/1.1\r\n\r\n"));
+  CHECK(deferred.ReadUntil("timed out with \"\"").find("200 OK") != std::string::npos);
+
+  // The pipe stayed in the epoll set through the timed-out wait; the next one re-arms it.
+  REQUIRE(deferred.Send("GET /defer HTTP/1.1\r\n\r\n"));
+  REQUIRE(write_pipe("d\n"));
+  CHECK(deferred.ReadUntil("got d\n").find("200 OK") != std::string::npos);
+  server.Stop();
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
 }
 
 TEST_CASE("an idle connection is closed after the idle timeout", "[unit][http1]") {

@@ -151,6 +151,20 @@ TEST_CASE("--upstream-idle-timeout fails a backend that goes silent, before or m
   CHECK_THAT(whole.body, Catch::Contains("the backend did not answer: nothing for 2 s "
                                          "(--upstream-idle-timeout)"));
 
+  // Two at once: while more than one request is in flight, the wait for the backend's answer
+  // happens in the front server's epoll set, where the same deadline ends it.
+  auto post = [&] {
+    return HttpPost(url, "/v1/chat/completions", ChatBody("idle-m", false, 3), "application/json",
+                    60s);
+  };
+  std::future<HttpReply> first = std::async(std::launch::async, post);
+  std::future<HttpReply> second = std::async(std::launch::async, post);
+  for (std::future<HttpReply>* f : {&first, &second}) {
+    HttpReply r = f->get();
+    CHECK(r.status == 502);
+    CHECK_THAT(r.body, Catch::Contains("the backend did not answer: nothing for 2 s"));
+  }
+
   // Streamed: the first event comes at once, then nothing for 5 s.
   StreamedReply stream = StreamPost(url, "/v1/chat/completions", ChatBody("idle-m", true, 3));
   CHECK(stream.status == 200);
