@@ -7,9 +7,6 @@
 namespace swapd {
 namespace {
 
-// Threads that wait on the epoll set while no handler blocks. (Measured on 2 cores with the
-// proxy benchmark: 4 did better than 2 at 1 and at 64 connections.)
-constexpr int kInitialThreads = 4;
 // A thread that finished an event ends when this many others wait already (the pool grew while
 // handlers blocked and they no longer do); an idle one after 30 rounds of 1 s.
 constexpr int kSpareThreads = 2;

@@ -50,6 +50,8 @@ class Http1Server {
   // Binds and listens; `port` 0 picks an ephemeral port (see port()).
   Status Bind(const std::string& host, int port);
   int port() const { return port_; }
+  // Threads serving now (see EpollThreads).
+  int threads() const { return threads_->size(); }
   // Serves until Stop(); returns once every thread has finished its request and ended. The
   // destructor waits for a Run() in progress to return.
   void Run();

@@ -105,6 +105,7 @@ std::optional<BackendInfo> HttpServer::WaitUntilNotReady(const std::string& mode
 Status HttpServer::DescribeBackendFailure(const std::string& model_id, const std::string& what) {
   // A backend that crashed is usually noticed by its Backend a moment after the proxy sees the
   // connection break: give it a short while so the message can carry the exit status.
+  BeforeBlocking();
   std::optional<BackendInfo> info = WaitUntilNotReady(model_id, std::chrono::seconds(1));
   std::string state_text;
   if (info) {
