@@ -38,7 +38,6 @@ class EpollThreads {
   void Run();
   // Threads end after their current event, or once they see the stop event.
   void Stop();
-  bool stopping() const { return stopping_; }
   // Threads running now (started and not counted out).
   int size() const { return count_.load(); }
 
