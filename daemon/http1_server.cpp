@@ -293,10 +293,10 @@ bool Http1Server::Finish(const std::shared_ptr<Connection>& c) {
   // Answered, if not yet written: a client that gets the answer and sends its next request at
   // once is no second request in flight.
   --in_flight_;
-  if (on_complete_) on_complete_(c->req, *c->res);
   // A streamed answer holds this thread until its end.
   if (c->res->content_provider_) threads_->WillBlock();
   const bool keep_alive = c->io->WriteResponse(*c->res, stopping_);
+  if (on_complete_) on_complete_(c->req, *c->res);  // (after the write: not in the client's wait)
   // An idle connection holds neither the request nor the answer.
   c->req = httplib::Request();
   c->res.reset();
@@ -304,9 +304,11 @@ bool Http1Server::Finish(const std::shared_ptr<Connection>& c) {
     Remove(c);
     return false;
   }
-  // Nothing of the next request is here yet: wait for it in the epoll set straight away rather
-  // than after a read that would find nothing.
-  if (!c->io->in_request()) {
+  // Nothing of the next request is here yet. With no other request in flight, look once more
+  // before re-arming: a lone client often sends its next request while this thread finishes up
+  // (or preempts it to do so), and re-arming a socket that is already readable wakes another
+  // thread for it. Under load such a read would mostly find nothing: re-arm straight away.
+  if (!c->io->in_request() && in_flight_.load(std::memory_order_relaxed) > 0) {
     Park(c, Clock::now() + settings_.idle_timeout);
     return false;
   }

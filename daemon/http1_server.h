@@ -39,7 +39,7 @@ struct Http1ServerSettings {
 class Http1Server {
  public:
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-  // Called once a response is complete (deferred or not), before it is written.
+  // Called once a response is written (deferred or not; a stream once it ended).
   using Completion = std::function<void(const httplib::Request&, const httplib::Response&)>;
 
   Http1Server(Http1ServerSettings settings, Handler handler, Completion on_complete = {});
