@@ -79,9 +79,9 @@ struct Http1Server::Connection {
 // The Deferrer of one handler call (or deferred step) on a server thread.
 class Http1Server::Scope final : public Deferrer {
  public:
-  explicit Scope(Http1Server& server) : server_(server) {}
+  Scope(Http1Server& server, bool may_defer) : server_(server), may_defer_(may_defer) {}
   bool ShouldDefer() const override {
-    return server_.in_flight_.load(std::memory_order_relaxed) > kDeferAbove;
+    return may_defer_ && server_.in_flight_.load(std::memory_order_relaxed) > kDeferAbove;
   }
   void Defer(DeferredStep step) override { taken = std::move(step); }
   void WillBlock() override { server_.threads_->WillBlock(); }
@@ -89,6 +89,7 @@ class Http1Server::Scope final : public Deferrer {
 
  private:
   Http1Server& server_;
+  const bool may_defer_;
 };
 
 Http1Server::Http1Server(Http1ServerSettings settings, Handler handler, Completion on_complete)
@@ -240,9 +241,8 @@ std::shared_ptr<Http1Server::Connection> Http1Server::Take(uint64_t id, Connecti
 void Http1Server::Serve(const std::shared_ptr<Connection>& c) {
   try {
     ServeRequests(c);
-  } catch (const std::exception& e) {  // e.g. out of memory while reading or writing
-    spdlog::error("connection {}: {}", c->id, e.what());
-    Remove(c);
+  } catch (const std::exception& e) {
+    Drop(c, e);
   }
 }
 
@@ -268,8 +268,8 @@ void Http1Server::ServeRequests(const std::shared_ptr<Connection>& c) {
 }
 
 bool Http1Server::Respond(const std::shared_ptr<Connection>& c,
-                          const std::function<DeferredStep()>& work) {
-  Scope scope(*this);
+                          const std::function<DeferredStep()>& work, bool may_defer) {
+  Scope scope(*this, may_defer);
   DeferredStep next;
   {
     DeferrerScope current(&scope);
@@ -337,22 +337,26 @@ void Http1Server::Await(const std::shared_ptr<Connection>& c, DeferredStep step)
       epoll_ctl(epoll_fd_, in_set ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev) == 0) {
     return;
   }
-  error = errno;
-  spdlog::error("connection {}: cannot wait for the backend's socket: {}", c->id,
-                std::strerror(error));
-  if (Take(c->id, Connection::State::kAwaiting)) Resume(c, true);
+  // Not seen with a socket (ENOMEM, or ENOSPC beyond fs.epoll.max_user_watches). The step then
+  // waits on this thread.
+  spdlog::warn(
+      "connection {}: cannot wait for the backend's socket in the epoll set ({}): "
+      "waiting on a thread",
+      c->id, std::strerror(errno));
+  if (Take(c->id, Connection::State::kAwaiting)) Resume(c, false, false);
 }
 
-void Http1Server::Resume(const std::shared_ptr<Connection>& c, bool timed_out) {
+void Http1Server::Resume(const std::shared_ptr<Connection>& c, bool timed_out, bool may_defer) {
   try {
     // The socket stays in the epoll set, disarmed: the next wait re-arms it.
     DeferredStep step = std::move(c->step);
-    if (!Respond(c, [&] { return step.resume(*c->res, timed_out); })) return;
+    if (!Respond(
+            c, [&] { return step.resume(*c->res, timed_out); }, may_defer))
+      return;
     step = DeferredStep();  // what it holds (the backend's exchange) ends before the write
     if (Finish(c)) ServeRequests(c);
   } catch (const std::exception& e) {
-    spdlog::error("connection {}: {}", c->id, e.what());
-    Remove(c);
+    Drop(c, e);
   }
 }
 
@@ -375,6 +379,11 @@ void Http1Server::Remove(const std::shared_ptr<Connection>& c) {
   std::lock_guard lock(connections_mu_);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->io->fd(), nullptr);
   connections_.erase(c->id);
+}
+
+void Http1Server::Drop(const std::shared_ptr<Connection>& c, const std::exception& e) {
+  spdlog::error("connection {}: {}", c->id, e.what());
+  Remove(c);
 }
 
 void Http1Server::Sweep() {

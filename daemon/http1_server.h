@@ -74,19 +74,23 @@ class Http1Server {
   // A parked connection's socket is readable: serves its requests.
   void Serve(const std::shared_ptr<Connection>& c);
   // The socket a deferred response waits for is readable (or, `timed_out`, its deadline passed).
-  void Resume(const std::shared_ptr<Connection>& c, bool timed_out);
+  // With `may_defer` false the step may not defer again: it waits on this thread.
+  void Resume(const std::shared_ptr<Connection>& c, bool timed_out, bool may_defer = true);
   // Reads, answers and writes requests until the connection must wait.
   void ServeRequests(const std::shared_ptr<Connection>& c);
   // Runs `work` (the handler, or a deferred step of it) on this thread; false when the response
   // was deferred (again).
-  bool Respond(const std::shared_ptr<Connection>& c, const std::function<DeferredStep()>& work);
-  // Writes the complete response; false when the connection closed.
+  bool Respond(const std::shared_ptr<Connection>& c, const std::function<DeferredStep()>& work,
+               bool may_defer = true);
+  // Writes the complete response; false when the connection was closed or parked.
   bool Finish(const std::shared_ptr<Connection>& c);
   // Waits for `step.fd` in the epoll set (the connection holds no thread meanwhile).
   void Await(const std::shared_ptr<Connection>& c, DeferredStep step);
   // Waits for the connection's next request (it holds no thread meanwhile).
   void Park(const std::shared_ptr<Connection>& c, std::chrono::steady_clock::time_point deadline);
   void Remove(const std::shared_ptr<Connection>& c);
+  // Closes a connection whose thread met an exception (e.g. out of memory while reading).
+  void Drop(const std::shared_ptr<Connection>& c, const std::exception& e);
   // Closes the parked connections whose deadline has passed.
   void Sweep();
 

@@ -51,14 +51,16 @@ class Client {
     return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<long>(bytes.size());
   }
   // Reads until `until` appears in what was read (or the connection closes, or 20 s pass);
-  // returns everything up to and including it, keeping the rest for the next call.
+  // returns everything up to and including it, keeping the rest for the next call. Returns
+  // nothing if it did not appear, so that a check on the result fails then.
   std::string ReadUntil(const std::string& until) {
     const auto deadline = Clock::now() + 20s;
     while (buffer_.find(until) == std::string::npos && !eof_ && Clock::now() < deadline) {
       Fill();
     }
     size_t at = buffer_.find(until);
-    size_t n = at == std::string::npos ? buffer_.size() : at + until.size();
+    if (at == std::string::npos) return "";
+    size_t n = at + until.size();
     std::string out = buffer_.substr(0, n);
     buffer_.erase(0, n);
     return out;
@@ -442,6 +444,33 @@ TEST_CASE("a deferred response waits in the epoll set, step by step, or until it
   server.Stop();
   close(pipe_fds[0]);
   close(pipe_fds[1]);
+}
+
+TEST_CASE("a deferred step whose descriptor cannot join the epoll set runs on a thread",
+          "[unit][http1]") {
+  // epoll refuses a regular file (EPERM), as it could refuse a socket when out of memory.
+  char path[] = "/tmp/swapd-http1-test-XXXXXX";
+  const int file = mkstemp(path);
+  REQUIRE(file >= 0);
+  unlink(path);
+  Server server([&](const httplib::Request&, httplib::Response&) {
+    CurrentDeferrer()->Defer({file, nullptr, Clock::now() + 1h,
+                              [](httplib::Response& res, bool timed_out) -> DeferredStep {
+                                Deferrer* d = CurrentDeferrer();
+                                const bool may_defer = d != nullptr && d->ShouldDefer();
+                                res.set_content(std::string("timed_out=") +
+                                                    (timed_out ? "yes" : "no") +
+                                                    " may_defer=" + (may_defer ? "yes" : "no"),
+                                                "text/plain");
+                                return {};
+                              }});
+  });
+  Client c(server.port());
+  REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
+  // Run at once, not as timed out (its deadline is an hour away), and it may not defer again.
+  CHECK(c.ReadUntil("timed_out=no may_defer=no").find("200 OK") != std::string::npos);
+  server.Stop();
+  close(file);
 }
 
 TEST_CASE("an idle connection is closed after the idle timeout", "[unit][http1]") {
