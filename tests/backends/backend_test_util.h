@@ -9,9 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,36 +44,10 @@ inline bool WaitFor(const std::function<bool()>& condition,
   return true;
 }
 
-struct ProcStat {
-  int pid = 0;
-  char state = '?';
-  int ppid = 0;
-  int pgrp = 0;
-};
-
-// Fields of /proc/<pid>/stat; pid 0 when the process does not exist.
-inline ProcStat ReadProcStat(int pid) {
-  const std::string text = testing::ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
-  ProcStat st;
-  size_t close = text.rfind(')');
-  if (close == std::string::npos) return st;
-  std::istringstream rest(text.substr(close + 1));
-  st.pid = pid;
-  rest >> st.state >> st.ppid >> st.pgrp;
-  return st;
-}
-
-inline std::vector<ProcStat> AllProcesses() {
-  std::vector<ProcStat> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    ProcStat st = ReadProcStat(std::stoi(name));
-    if (st.pid != 0) out.push_back(st);
-  }
-  return out;
-}
+using testing::AllProcesses;
+using testing::ProcStat;
+using testing::ReadProcStat;
+using testing::ZombieChildren;
 
 // True while the process exists and is not a zombie (dead but unreaped counts as gone).
 inline bool ProcessRunning(int pid) {
@@ -88,16 +60,6 @@ inline std::vector<int> GroupMembers(int pgid) {
   std::vector<int> out;
   for (const ProcStat& st : AllProcesses()) {
     if (st.pgrp == pgid && st.state != 'Z' && st.state != 'X') out.push_back(st.pid);
-  }
-  return out;
-}
-
-// Zombie children of this test process.
-inline std::vector<int> ZombieChildren() {
-  std::vector<int> out;
-  const int self = ::getpid();
-  for (const ProcStat& st : AllProcesses()) {
-    if (st.ppid == self && st.state == 'Z') out.push_back(st.pid);
   }
   return out;
 }

@@ -93,15 +93,13 @@ std::vector<int> PidsWithArg(const std::string& needle) {
 }
 
 bool ProcessGone(int pid) {
-  const std::string dir = "/proc/" + std::to_string(pid);
-  const std::string stat = ReadProcFile(dir + "/stat");
-  const size_t paren = stat.rfind(')');  // the state follows the command name in parentheses
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
-  if (stat[paren + 2] != 'Z' && stat[paren + 2] != 'X') return false;
+  const ProcStat st = ReadProcStat(pid);
+  if (st.pid == 0) return true;
+  if (st.state != 'Z' && st.state != 'X') return false;
   // A zombie leader may still have threads exiting, and the files stay open until the last
   // one has gone: a finished thread leaves /proc/PID/task after closing them.
   int threads = 0;
-  if (DIR* tasks = opendir((dir + "/task").c_str())) {
+  if (DIR* tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
     while (dirent* entry = readdir(tasks)) threads += entry->d_name[0] != '.';
     closedir(tasks);
   }

@@ -1,40 +1,21 @@
 // A Catch2 listener that checks, after every test case, that the test process has no zombie
 // children: every process a test (or swapd code under test) started must have been reaped. A
 // zombie that outlives a short grace period fails the whole run.
-#include <dirent.h>
 #include <unistd.h>
 
 #define CATCH_CONFIG_EXTERNAL_INTERFACES  // the listener interface
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/support/proc_file.h"
+
 namespace {
 
-std::vector<int> ZombieChildren() {
-  std::vector<int> zombies;
-  const int self = getpid();
-  DIR* dir = opendir("/proc");
-  if (!dir) return zombies;
-  while (dirent* entry = readdir(dir)) {
-    int pid = std::atoi(entry->d_name);
-    if (pid <= 0) continue;
-    std::ifstream status("/proc/" + std::string(entry->d_name) + "/status");
-    std::string line, state;
-    int ppid = -1;
-    while (std::getline(status, line)) {
-      if (line.rfind("State:", 0) == 0) state = line.substr(6);
-      if (line.rfind("PPid:", 0) == 0) ppid = std::atoi(line.c_str() + 5);
-    }
-    if (ppid == self && state.find('Z') != std::string::npos) zombies.push_back(pid);
-  }
-  closedir(dir);
-  return zombies;
-}
+using swapd::testing::ZombieChildren;
 
 struct ZombieCheck : Catch::TestEventListenerBase {
   using TestEventListenerBase::TestEventListenerBase;
