@@ -53,6 +53,10 @@ class ClientConnection {
   // body between two pieces. True when the connection may carry another request.
   bool WriteResponse(httplib::Response& res, const std::atomic<bool>& stopping);
 
+  // The client closed its side or the connection broke (a poll that does not wait). Safe while
+  // another thread reads or writes the connection.
+  bool ClientGone() const;
+
  private:
   enum class State { kHead, kBody };
   // Reads more of the request from the socket into in_. kRequest means "got bytes".
@@ -63,8 +67,6 @@ class ClientConnection {
   Progress Drain();
   bool SendAll(iovec* iov, int count);
   bool WriteStreamed(httplib::Response& res, bool chunked, const std::atomic<bool>& stopping);
-  // The client closed its side or the connection broke (a poll that does not wait).
-  bool ClientGone() const;
 
   const int fd_;
   const std::string remote_addr_;

@@ -6,6 +6,8 @@
 // readable (or its deadline passed), and writes the response once a step completes it. A handler
 // that must block instead (a model starting, a streamed answer) says so first (BeforeBlocking),
 // so that the server, which keeps only a few threads, starts another for the other connections.
+// A wait on the thread can ask whether the client is still there (CurrentClientGone); one in the
+// epoll set is ended for it by the server (WaitEnd::kClientGone).
 #pragma once
 
 #include <httplib.h>
@@ -15,11 +17,18 @@
 
 namespace swapd {
 
+// Why a deferred step runs.
+enum class WaitEnd {
+  kReady,       // its socket is readable
+  kTimedOut,    // its deadline passed
+  kClientGone,  // the client closed its connection: the step gives up (res goes nowhere)
+};
+
 struct DeferredStep {
-  // Runs on a server thread once `fd` is readable, or with `timed_out` at `deadline`. Either
-  // completes `res` and returns an empty step, or returns the next step to wait for. It may
-  // defer again (ShouldDefer) or block, as the handler could.
-  using Resume = std::function<DeferredStep(httplib::Response& res, bool timed_out)>;
+  // Runs on a server thread once the wait ends (see WaitEnd). Either completes `res` and
+  // returns an empty step, or returns the next step to wait for. It may defer again
+  // (ShouldDefer) or block, as the handler could.
+  using Resume = std::function<DeferredStep(httplib::Response& res, WaitEnd end)>;
 
   int fd = -1;
   // Whether `fd` is in the server's epoll set already (waited for before, disarmed since): the
@@ -44,6 +53,8 @@ class Deferrer {
   // The handler is about to wait (for a model to start, for a backend on this thread): the
   // server makes sure that another thread keeps serving the other connections meanwhile.
   virtual void WillBlock() = 0;
+  // Whether the client of the request has closed its connection (one system call).
+  virtual bool ClientGone() const = 0;
 };
 
 // The Deferrer of the request the calling thread is handling; null outside a handler of a server
@@ -65,6 +76,13 @@ class DeferrerScope {
 // Tells the calling thread's server, if any, that the thread is about to wait.
 inline void BeforeBlocking() {
   if (Deferrer* d = CurrentDeferrer()) d->WillBlock();
+}
+
+// Whether the client of the request the calling thread is handling has gone; false outside a
+// server's handler. For a handler that waits long on its thread: it may then give up.
+inline bool CurrentClientGone() {
+  Deferrer* d = CurrentDeferrer();
+  return d != nullptr && d->ClientGone();
 }
 
 // The calling thread's Deferrer when it wants the wait now; null otherwise (the handler then

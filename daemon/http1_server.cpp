@@ -79,16 +79,19 @@ struct Http1Server::Connection {
 // The Deferrer of one handler call (or deferred step) on a server thread.
 class Http1Server::Scope final : public Deferrer {
  public:
-  Scope(Http1Server& server, bool may_defer) : server_(server), may_defer_(may_defer) {}
+  Scope(Http1Server& server, const ClientConnection& client, bool may_defer)
+      : server_(server), client_(client), may_defer_(may_defer) {}
   bool ShouldDefer() const override {
     return may_defer_ && server_.in_flight_.load(std::memory_order_relaxed) > kDeferAbove;
   }
   void Defer(DeferredStep step) override { taken = std::move(step); }
   void WillBlock() override { server_.threads_->WillBlock(); }
+  bool ClientGone() const override { return client_.ClientGone(); }
   DeferredStep taken;
 
  private:
   Http1Server& server_;
+  const ClientConnection& client_;
   const bool may_defer_;
 };
 
@@ -186,7 +189,7 @@ void Http1Server::OnEvent(uint64_t id) {
   if (id == kListenerId) {
     AcceptAll();
   } else if ((id & kAwaitTag) != 0) {
-    if (auto c = Take(id & ~kAwaitTag, Connection::State::kAwaiting)) Resume(c, false);
+    if (auto c = Take(id & ~kAwaitTag, Connection::State::kAwaiting)) Resume(c, WaitEnd::kReady);
   } else if (auto c = Take(id, Connection::State::kParked)) {
     Serve(c);
   }
@@ -269,7 +272,7 @@ void Http1Server::ServeRequests(const std::shared_ptr<Connection>& c) {
 
 bool Http1Server::Respond(const std::shared_ptr<Connection>& c,
                           const std::function<DeferredStep()>& work, bool may_defer) {
-  Scope scope(*this, may_defer);
+  Scope scope(*this, *c->io, may_defer);
   DeferredStep next;
   {
     DeferrerScope current(&scope);
@@ -293,9 +296,17 @@ bool Http1Server::Finish(const std::shared_ptr<Connection>& c) {
   // Answered, if not yet written: a client that gets the answer and sends its next request at
   // once is no second request in flight.
   --in_flight_;
-  // A streamed answer holds this thread until its end.
-  if (c->res->content_provider_) threads_->WillBlock();
-  const bool keep_alive = c->io->WriteResponse(*c->res, stopping_);
+  bool keep_alive;
+  if (c->res->content_provider_) {
+    // A streamed answer holds this thread until its end; while it waits for the backend, it may
+    // look whether the client is still there.
+    threads_->WillBlock();
+    Scope scope(*this, *c->io, false);
+    DeferrerScope current(&scope);
+    keep_alive = c->io->WriteResponse(*c->res, stopping_);
+  } else {
+    keep_alive = c->io->WriteResponse(*c->res, stopping_);
+  }
   if (on_complete_) on_complete_(c->req, *c->res);  // (after the write: not in the client's wait)
   // An idle connection holds neither the request nor the answer.
   c->req = httplib::Request();
@@ -343,15 +354,15 @@ void Http1Server::Await(const std::shared_ptr<Connection>& c, DeferredStep step)
       "connection {}: cannot wait for the backend's socket in the epoll set ({}): "
       "waiting on a thread",
       c->id, std::strerror(errno));
-  if (Take(c->id, Connection::State::kAwaiting)) Resume(c, false, false);
+  if (Take(c->id, Connection::State::kAwaiting)) Resume(c, WaitEnd::kReady, false);
 }
 
-void Http1Server::Resume(const std::shared_ptr<Connection>& c, bool timed_out, bool may_defer) {
+void Http1Server::Resume(const std::shared_ptr<Connection>& c, WaitEnd end, bool may_defer) {
   try {
     // The socket stays in the epoll set, disarmed: the next wait re-arms it.
     DeferredStep step = std::move(c->step);
     if (!Respond(
-            c, [&] { return step.resume(*c->res, timed_out); }, may_defer))
+            c, [&] { return step.resume(*c->res, end); }, may_defer))
       return;
     step = DeferredStep();  // what it holds (the backend's exchange) ends before the write
     if (Finish(c)) ServeRequests(c);
@@ -392,6 +403,7 @@ void Http1Server::Sweep() {
   if (now_ms < due || !next_sweep_.compare_exchange_strong(due, now_ms + 1000)) return;
   std::vector<std::shared_ptr<Connection>> expired;    // closed once the lock is released
   std::vector<std::shared_ptr<Connection>> timed_out;  // their backend said nothing in time
+  std::vector<std::shared_ptr<Connection>> awaiting;   // is their client still there?
   const auto now = Clock::now();
   {
     std::lock_guard lock(connections_mu_);
@@ -403,14 +415,25 @@ void Http1Server::Sweep() {
         it = connections_.erase(it);
         continue;
       }
-      if (c.state == Connection::State::kAwaiting && c.deadline < now) {
-        c.state = Connection::State::kBusy;
-        timed_out.push_back(it->second);
+      if (c.state == Connection::State::kAwaiting) {
+        if (c.deadline < now) {
+          c.state = Connection::State::kBusy;
+          timed_out.push_back(it->second);
+        } else {
+          awaiting.push_back(it->second);
+        }
       }
       ++it;
     }
   }
-  for (const auto& c : timed_out) Resume(c, true);
+  for (const auto& c : timed_out) Resume(c, WaitEnd::kTimedOut);
+  // Looked at outside the lock (a system call each); one that the backend's answer resumed
+  // meanwhile is no longer awaiting, and Take leaves it alone.
+  for (const auto& c : awaiting) {
+    if (c->io->ClientGone() && Take(c->id, Connection::State::kAwaiting)) {
+      Resume(c, WaitEnd::kClientGone);
+    }
+  }
 }
 
 }  // namespace swapd

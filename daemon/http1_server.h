@@ -73,9 +73,10 @@ class Http1Server {
   std::shared_ptr<Connection> Take(uint64_t id, ConnectionState state);
   // A parked connection's socket is readable: serves its requests.
   void Serve(const std::shared_ptr<Connection>& c);
-  // The socket a deferred response waits for is readable (or, `timed_out`, its deadline passed).
-  // With `may_defer` false the step may not defer again: it waits on this thread.
-  void Resume(const std::shared_ptr<Connection>& c, bool timed_out, bool may_defer = true);
+  // The wait of a deferred response ended (its socket is readable, its deadline passed or its
+  // client went away). With `may_defer` false the step may not defer again: it waits on this
+  // thread.
+  void Resume(const std::shared_ptr<Connection>& c, WaitEnd end, bool may_defer = true);
   // Reads, answers and writes requests until the connection must wait.
   void ServeRequests(const std::shared_ptr<Connection>& c);
   // Runs `work` (the handler, or a deferred step of it) on this thread; false when the response
@@ -91,7 +92,8 @@ class Http1Server {
   void Remove(const std::shared_ptr<Connection>& c);
   // Closes a connection whose thread met an exception (e.g. out of memory while reading).
   void Drop(const std::shared_ptr<Connection>& c, const std::exception& e);
-  // Closes the parked connections whose deadline has passed.
+  // Closes the parked connections whose deadline has passed; ends the deferred responses whose
+  // deadline has passed or whose client went away.
   void Sweep();
 
   const Http1ServerSettings settings_;

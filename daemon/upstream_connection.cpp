@@ -26,6 +26,8 @@ using Kind = UpstreamFailure::Kind;
 constexpr size_t kBufferSize = 16 * 1024;  // the read buffer, grown only for a large head
 constexpr size_t kMinRead = 2048;          // below this much free space the buffer is compacted
 constexpr size_t kMaxHead = 64 * 1024;     // a response head larger than this is refused
+// How often a blocking read wakes up to see whether the client is still there.
+constexpr std::chrono::seconds kClientCheck{1};
 
 bool Failed(UpstreamFailure& failure, Kind kind, std::string text) {
   failure.kind = kind;
@@ -149,11 +151,12 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
       return nullptr;
     }
   }
-  SetTimeout(fd, SO_RCVTIMEO, timeouts.read);
-  return std::unique_ptr<UpstreamConnection>(new UpstreamConnection(fd, ssl));
+  SetTimeout(fd, SO_RCVTIMEO, std::min(timeouts.read, kClientCheck));
+  return std::unique_ptr<UpstreamConnection>(new UpstreamConnection(fd, ssl, timeouts.read));
 }
 
-UpstreamConnection::UpstreamConnection(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {}
+UpstreamConnection::UpstreamConnection(int fd, SSL* ssl, std::chrono::seconds read_timeout)
+    : fd_(fd), ssl_(ssl), read_timeout_(read_timeout) {}
 
 UpstreamConnection::~UpstreamConnection() {
   if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: the backend needs none
@@ -234,6 +237,23 @@ long UpstreamConnection::Fill(UpstreamFailure& failure, bool* would_block) {
   }
   if (would_block == nullptr) BeforeBlocking();
   long n = RawRead(buffer_.get() + end_, capacity_ - end_, would_block ? MSG_DONTWAIT : 0);
+  if (n < 0 && would_block == nullptr && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    // The socket's timeout is kClientCheck: wait on, as long as the client does, up to the read
+    // timeout.
+    const auto deadline = std::chrono::steady_clock::now() + read_timeout_ - kClientCheck;
+    for (;;) {
+      if (CurrentClientGone()) {
+        Failed(failure, Kind::kClientGone, "the client went away");
+        return -1;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        errno = EAGAIN;  // timed out, below
+        break;
+      }
+      n = RawRead(buffer_.get() + end_, capacity_ - end_, 0);
+      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+    }
+  }
   if (n > 0) {
     end_ += static_cast<size_t>(n);
     received_any_ = true;

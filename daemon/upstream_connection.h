@@ -3,8 +3,9 @@
 // at a time and hands the response back piece by piece as it arrives, on the caller's thread, so
 // that the thread serving a client can also read its backend: one thread per request, and no
 // copy of the body beyond the socket read. Blocking I/O with timeouts (connect, read: the
-// backend's silence, write). Used by one thread at a time; idle connections wait in
-// UpstreamClientPool.
+// backend's silence, write). A blocking read looks every second whether the client is still
+// there (CurrentClientGone) and gives up when it is not. Used by one thread at a time; idle
+// connections wait in UpstreamClientPool.
 #pragma once
 
 #include <chrono>
@@ -23,12 +24,13 @@ namespace swapd {
 struct UpstreamFailure {
   enum class Kind {
     kNone,
-    kRefused,    // nothing listens on the port (connect: ECONNREFUSED)
-    kConnect,    // the name did not resolve, the connect timed out, the TLS handshake failed
-    kTimeout,    // the backend sent nothing for the read timeout
-    kClosed,     // the backend closed the connection before its answer was complete
-    kIo,         // a socket error (reset, ...)
-    kMalformed,  // the answer is not HTTP/1.x
+    kRefused,     // nothing listens on the port (connect: ECONNREFUSED)
+    kConnect,     // the name did not resolve, the connect timed out, the TLS handshake failed
+    kTimeout,     // the backend sent nothing for the read timeout
+    kClosed,      // the backend closed the connection before its answer was complete
+    kIo,          // a socket error (reset, ...)
+    kMalformed,   // the answer is not HTTP/1.x
+    kClientGone,  // not the backend's doing: the client went away while its answer was awaited
   };
   Kind kind = Kind::kNone;
   std::string text;  // e.g. "connection refused (127.0.0.1:5800)"
@@ -81,7 +83,7 @@ class UpstreamConnection {
   bool received_any() const { return received_any_; }
 
  private:
-  UpstreamConnection(int fd, SSL* ssl);
+  UpstreamConnection(int fd, SSL* ssl, std::chrono::seconds read_timeout);
   // Reads more bytes into the buffer; 0 on EOF; with `would_block`, kWouldBlock rather than
   // waiting.
   static constexpr long kWouldBlock = -2;
@@ -91,6 +93,7 @@ class UpstreamConnection {
 
   int fd_;
   SSL* ssl_;  // null for plain TCP
+  const std::chrono::seconds read_timeout_;
   std::string_view Buffered() const { return {buffer_.get() + begin_, end_ - begin_}; }
 
   std::unique_ptr<char[]> buffer_;  // bytes read: [begin_, end_) not yet consumed

@@ -10,6 +10,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Kind = UpstreamFailure::Kind;
 
+// The status logged and counted for a request whose client went away first (nginx's 499); the
+// client gets nothing.
+constexpr int kClientClosedRequest = 499;
+
 }  // namespace
 
 // One request's exchange with its backend, shared by Forward and what outlives it: a deferred
@@ -61,6 +65,11 @@ struct UpstreamProxy::Exchange {
     }
     if (would_block != nullptr && *would_block) return false;
     connection.reset();
+    if (why.kind == Kind::kClientGone) {
+      record.client_gone = true;
+      failure = Status::Error(ErrorCode::kUnavailable, why.text);
+      return false;
+    }
     record.upstream_failed = true;
     failure = proxy->Describe(record.model_id, head_seen, why);
     return false;
@@ -68,7 +77,9 @@ struct UpstreamProxy::Exchange {
 
   // The exchange failed: `res` gets the client's error.
   DeferredStep Fail(httplib::Response& res, const UpstreamFailure& why) {
+    // Closing the connection tells the backend to stop (llama-server cancels the task).
     connection.reset();
+    if (why.kind == Kind::kClientGone) return Abandoned(res);
     record.upstream_failed = true;
     res.headers.clear();
     SetErrorResponse(res, proxy->Describe(record.model_id, head_seen, why));
@@ -76,12 +87,20 @@ struct UpstreamProxy::Exchange {
     return {};
   }
 
+  // The client went away before its answer came (the connection is closed already).
+  DeferredStep Abandoned(httplib::Response& res) {
+    record.client_gone = true;
+    res.headers.clear();
+    res.body.clear();
+    res.status = kClientClosedRequest;
+    record.status = res.status;
+    return {};
+  }
+
   // The rest waits in the server's epoll set until the backend sends more.
   DeferredStep Wait(const std::shared_ptr<Exchange>& self) {
     return {connection->fd(), connection->in_epoll_set(), Clock::now() + proxy->timeouts_.read,
-            [self](httplib::Response& res, bool timed_out) {
-              return self->Continue(self, res, timed_out);
-            }};
+            [self](httplib::Response& res, WaitEnd end) { return self->Continue(self, res, end); }};
   }
 
   // The answer's head is in `start`: `res` gets its status and headers. False for a streamed
@@ -115,8 +134,9 @@ struct UpstreamProxy::Exchange {
   // for the backend on the thread, or returns the step that waits in the server's epoll set
   // when the server wants that (deferred_response.h).
   DeferredStep Continue(const std::shared_ptr<Exchange>& self, httplib::Response& res,
-                        bool timed_out) {
-    if (timed_out) return Fail(res, {Kind::kTimeout, "read timed out"});
+                        WaitEnd end) {
+    if (end == WaitEnd::kTimedOut) return Fail(res, {Kind::kTimeout, "read timed out"});
+    if (end == WaitEnd::kClientGone) return Fail(res, {Kind::kClientGone, "the client went away"});
     bool would_block = false;
     bool* no_wait =
         connection->can_defer() && DeferrerIfWorthwhile() != nullptr ? &would_block : nullptr;
@@ -133,6 +153,7 @@ struct UpstreamProxy::Exchange {
       Status failed;
       if (!Read(piece, done, failed, no_wait)) {
         if (would_block) return Wait(self);
+        if (record.client_gone) return Abandoned(res);
         res.headers.clear();
         SetErrorResponse(res, failed);
         record.status = res.status;
@@ -158,7 +179,7 @@ struct UpstreamProxy::Exchange {
     Status failure;
     if (!Read(piece, done, failure)) {
       finished = true;
-      if (!head.sse) return false;  // the client sees the transfer break off
+      if (!head.sse || record.client_gone) return false;  // the transfer breaks off
       std::string event = ErrorEvent(failure);
       sink.write(event.data(), event.size());
       sink.done();
@@ -228,7 +249,7 @@ std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
     // have received: if that killed it, sending it again would restart the model for a request
     // that kills it again (and a backend that dies gets a 502 naming its exit).
     if (!reused || connection->received_any() || failure.kind == Kind::kTimeout ||
-        (sent && !idempotent)) {
+        failure.kind == Kind::kClientGone || (sent && !idempotent)) {
       return nullptr;
     }
   }
@@ -263,7 +284,7 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& 
   }
   ex->head_seen = true;
   if (!ex->Answer(ex, res)) return Delivery::kDone;  // streamed
-  DeferredStep rest = ex->Continue(ex, res, false);
+  DeferredStep rest = ex->Continue(ex, res, WaitEnd::kReady);
   // Continue asks the server again: more requests may be in flight by now.
   if (!rest.done()) CurrentDeferrer()->Defer(std::move(rest));
   return Delivery::kDone;

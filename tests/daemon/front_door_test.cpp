@@ -34,6 +34,18 @@ bool IsRunning(const std::string& base_url, const std::string& model) {
   return false;
 }
 
+// Polls the fake backend's /stats (through /upstream) until `field` is at least `n`.
+PollResult PollStats(const std::string& base_url, const std::string& model,
+                     const std::string& field, int n, std::chrono::milliseconds deadline = 30s) {
+  return PollUntil(
+      base_url, "/upstream/" + model + "/stats",
+      [&](const HttpReply& reply) {
+        auto doc = json::parse(reply.body, nullptr, false);
+        return doc.is_object() && doc.value(field, 0) >= n;
+      },
+      deadline, 50ms);
+}
+
 std::string ErrorMessage(const std::string& body) {
   auto doc = json::parse(body, nullptr, false);
   if (!doc.is_object() || !doc.contains("error")) return "<not an OpenAI error: " + body + ">";
@@ -380,15 +392,47 @@ TEST_CASE("a client that hangs up stops the backend's stream", "[integration][fr
   StreamedReply r = StreamPost(url, "/v1/chat/completions", ChatBody("cd-m", true, 500),
                                [&](const std::string&) { return ++chunks < 3; });
   CHECK(r.status == 200);
-  PollResult cancelled = PollUntil(
-      url, "/upstream/cd-m/stats",
-      [](const HttpReply& reply) {
-        auto doc = json::parse(reply.body, nullptr, false);
-        return doc.is_object() && doc.value("cancelled_streams", 0) >= 1;
-      },
-      30s, 50ms);
+  PollResult cancelled = PollStats(url, "cd-m", "cancelled_streams", 1);
   INFO(cancelled.last.Describe());
   CHECK(cancelled.met);
+}
+
+TEST_CASE("a client that hangs up before its non-streamed answer stops the backend's work",
+          "[integration][front]") {
+  // Alone, the request waits for its backend on a thread, which looks at the client every
+  // second; beside another request it waits in the epoll set, and the server looks.
+  const bool beside = GENERATE(false, true);
+  CAPTURE(beside);
+  int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("hn-m", port, "--tokens-per-second 20"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  REQUIRE(HttpPost(url, "/v1/chat/completions", ChatBody("hn-m", false, 1), "application/json",
+                   60s)
+              .status == 200);  // started
+  std::future<HttpReply> other;
+  if (beside) {
+    // 100 tokens: 5 s, in flight while the other request arrives.
+    other = std::async(std::launch::async, [&] {
+      return HttpPost(url, "/v1/chat/completions", ChatBody("hn-m", false, 100), "application/json",
+                      60s);
+    });
+    REQUIRE(PollStats(url, "hn-m", "active_requests", 1).met);
+  }
+  {
+    // 400 tokens: 20 s. The client gives up after 1 s and closes its connection.
+    httplib::Client client(url);
+    client.set_read_timeout(1s);
+    auto abandoned =
+        client.Post("/v1/chat/completions", ChatBody("hn-m", false, 400), "application/json");
+    CHECK(!abandoned);
+  }
+  // Sooner than the 20 s the backend would take to answer.
+  PollResult cancelled = PollStats(url, "hn-m", "cancelled_requests", 1, 15s);
+  INFO(cancelled.last.Describe());
+  CHECK(cancelled.met);
+  if (beside) CHECK(other.get().status == 200);
 }
 
 TEST_CASE("a backend crash mid-stream ends the stream with an error event",

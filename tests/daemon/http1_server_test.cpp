@@ -398,8 +398,8 @@ TEST_CASE("a deferred response waits in the epoll set, step by step, or until it
   auto wait = 20s;
   std::function<DeferredStep()> next_step = [&]() -> DeferredStep {
     return {readable, &in_set, Clock::now() + wait,
-            [&](httplib::Response& res, bool timed_out) -> DeferredStep {
-              if (timed_out) {
+            [&](httplib::Response& res, WaitEnd end) -> DeferredStep {
+              if (end == WaitEnd::kTimedOut) {
                 res.set_content("timed out with \"" + std::exchange(text, "") + "\"", "text/plain");
                 return {};
               }
@@ -454,16 +454,15 @@ TEST_CASE("a deferred step whose descriptor cannot join the epoll set runs on a 
   REQUIRE(file >= 0);
   unlink(path);
   Server server([&](const httplib::Request&, httplib::Response&) {
-    CurrentDeferrer()->Defer({file, nullptr, Clock::now() + 1h,
-                              [](httplib::Response& res, bool timed_out) -> DeferredStep {
-                                Deferrer* d = CurrentDeferrer();
-                                const bool may_defer = d != nullptr && d->ShouldDefer();
-                                res.set_content(std::string("timed_out=") +
-                                                    (timed_out ? "yes" : "no") +
-                                                    " may_defer=" + (may_defer ? "yes" : "no"),
-                                                "text/plain");
-                                return {};
-                              }});
+    CurrentDeferrer()->Defer(
+        {file, nullptr, Clock::now() + 1h, [](httplib::Response& res, WaitEnd end) -> DeferredStep {
+           Deferrer* d = CurrentDeferrer();
+           const bool may_defer = d != nullptr && d->ShouldDefer();
+           res.set_content(std::string("timed_out=") + (end == WaitEnd::kTimedOut ? "yes" : "no") +
+                               " may_defer=" + (may_defer ? "yes" : "no"),
+                           "text/plain");
+           return {};
+         }});
   });
   Client c(server.port());
   REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));

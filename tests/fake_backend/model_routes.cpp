@@ -8,6 +8,7 @@
 #include "tests/fake_backend/faults.h"
 #include "tests/fake_backend/http_util.h"
 #include "tests/fake_backend/log.h"
+#include "tests/fake_backend/peer_watch.h"
 #include "tests/fake_backend/server.h"
 
 namespace fake_backend {
@@ -78,8 +79,24 @@ void FakeServer::HandleCompletion(const httplib::Request& req, httplib::Response
   }
   if (crash) Crash("completion request");
   const auto interval = TokenInterval(options_.tokens_per_second);
-  if (interval.count() > 0)
-    std::this_thread::sleep_for(interval * static_cast<long long>(job.tokens.size()));
+  if (interval.count() > 0) {
+    // Generates at the given pace and, like llama-server, gives up once the client has gone.
+    const auto done =
+        std::chrono::steady_clock::now() + interval * static_cast<long long>(job.tokens.size());
+    const swapd::PeerWatch peer(req.remote_port);
+    ++active_requests_;
+    while (std::chrono::steady_clock::now() < done) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(20), done - std::chrono::steady_clock::now()));
+      if (peer.Closed()) {
+        --active_requests_;
+        ++cancelled_requests_;
+        LogLine("srv  cancel_tasks: request cancelled, the client went away");
+        return;
+      }
+    }
+    --active_requests_;
+  }
   SendJson(res, 200, CompletionResponse(job));
 }
 

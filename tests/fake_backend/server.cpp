@@ -286,7 +286,9 @@ json FakeServer::StatsJson() const {
   return {{"requests", model_requests_.load()},
           {"active_streams", active_streams_.load()},
           {"completed_streams", completed_streams_.load()},
-          {"cancelled_streams", cancelled_streams_.load()}};
+          {"cancelled_streams", cancelled_streams_.load()},
+          {"active_requests", active_requests_.load()},
+          {"cancelled_requests", cancelled_requests_.load()}};
 }
 
 }  // namespace fake_backend

@@ -1,9 +1,9 @@
 // FakeServer: the HTTP side of fake-llama-server. It serves llama-server's routes (/health,
 // /v1/models, /props, the completion APIs, embeddings, transcriptions) plus test routes (/env,
-// /slow, /no-content, /last-request, /stats), the slots API (slots.h), and applies the --crash-after fault.
-// Handlers run on the server's worker pool; counters are atomics and the last request is guarded by
-// a mutex, so every public method is thread safe. Loading (the 503 phase) is driven from outside
-// through SetReady.
+// /slow, /no-content, /last-request, /stats), the slots API (slots.h), and applies the
+// --crash-after fault. Handlers run on the server's worker pool; counters are atomics and the last
+// request is guarded by a mutex, so every public method is thread safe. Loading (the 503 phase) is
+// driven from outside through SetReady.
 #pragma once
 
 #include <atomic>
@@ -65,6 +65,8 @@ class FakeServer {
   std::atomic<int> active_streams_{0};
   std::atomic<int> completed_streams_{0};
   std::atomic<int> cancelled_streams_{0};
+  std::atomic<int> active_requests_{0};     // non-streamed ones that take a while (paced)
+  std::atomic<int> cancelled_requests_{0};  // of those, the ones whose client went away
 
   mutable std::mutex mu_;
   nlohmann::json last_request_ = nlohmann::json::object();  // Guarded by mu_
