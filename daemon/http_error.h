@@ -12,6 +12,10 @@
 
 namespace swapd {
 
+// The status logged and counted for a request whose client went away before its answer (nginx's
+// 499); the client gets nothing.
+inline constexpr int kClientClosedRequest = 499;
+
 int HttpStatusOf(ErrorCode code);
 
 // {"error":{"message":..., "type":..., "code":...}} for `status` (which must not be ok).

@@ -128,14 +128,18 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
   for (int attempt = 0;; ++attempt) {
-    // Called only when the request has to wait (for a start, a swap, a free slot).
-    auto about_to_wait = [] {
+    // Called only while the request waits (for a start, a swap, a free slot), every 50 ms: the
+    // server learns that this thread blocks, and a request whose client went away leaves the
+    // queue (no model is started for nobody).
+    bool client_gone = false;
+    auto cancelled = [&client_gone] {
       BeforeBlocking();
-      return false;
+      return client_gone = CurrentClientGone();
     };
-    Result<Lease> lease = router_.Acquire(model.id, deadline, about_to_wait);
+    Result<Lease> lease = router_.Acquire(model.id, deadline, cancelled);
     if (!lease.ok()) {
       SetErrorResponse(res, lease.status());
+      if (client_gone) res.status = kClientClosedRequest;
       if (metrics_) metrics_->CountRequest(model.id, route, res.status);
       return;
     }

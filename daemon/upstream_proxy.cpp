@@ -10,10 +10,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Kind = UpstreamFailure::Kind;
 
-// The status logged and counted for a request whose client went away first (nginx's 499); the
-// client gets nothing.
-constexpr int kClientClosedRequest = 499;
-
 }  // namespace
 
 // One request's exchange with its backend, shared by Forward and what outlives it: a deferred

@@ -97,25 +97,15 @@ TEST_CASE("duo members stay resident together and a solo model swaps them out",
   HttpReply solo =
       HttpPost(url, "/v1/chat/completions", ChatBody("fd-solo", false), "application/json", 60s);
   CHECK(solo.status == 200);
-  // Under ASan a stopped backend was once still listed in /proc for a moment after the swap's
-  // answer (not understood yet; see the session note): allow a short grace before calling it a
-  // leftover.
-  auto gone = [](const char* needle) {
-    auto until = std::chrono::steady_clock::now() + 10s;
-    while (!PidsWithArg(needle).empty() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(10ms);
-    }
-    return PidsWithArg(needle).empty();
-  };
-  CHECK(gone("--model fd-big "));
-  CHECK(gone("--model fd-small "));
+  CHECK(NoneWithArgWithin("--model fd-big "));
+  CHECK(NoneWithArgWithin("--model fd-small "));
   CHECK_FALSE(IsRunning(url, "fd-big"));
 
   // And back.
   HttpReply again =
       HttpPost(url, "/v1/chat/completions", ChatBody("fd-big", false), "application/json", 60s);
   CHECK(again.status == 200);
-  CHECK(PidsWithArg("--model fd-solo ").empty());
+  CHECK(NoneWithArgWithin("--model fd-solo "));
   CHECK(IsRunning(url, "fd-big"));
 }
 
@@ -135,7 +125,7 @@ TEST_CASE("a persistent group survives swaps of other models", "[integration][fr
   REQUIRE(HttpPost(url, "/v1/completions", R"({"model":"pg-a","prompt":"x"})").status == 200);
   REQUIRE(HttpPost(url, "/v1/completions", R"({"model":"pg-b","prompt":"x"})").status == 200);
   CHECK(PidsWithArg("--model pg-keep ") == keep_pids);
-  CHECK(PidsWithArg("--model pg-a ").empty());
+  CHECK(NoneWithArgWithin("--model pg-a "));
   CHECK(IsRunning(url, "pg-keep"));
   CHECK(IsRunning(url, "pg-b"));
 }
@@ -350,7 +340,7 @@ TEST_CASE("ttl unloads an idle model; preload starts one at boot", "[integration
       },
       30s, 100ms);
   CHECK(unloaded.met);
-  CHECK(PidsWithArg("--model tp-ttl ").empty());
+  CHECK(NoneWithArgWithin("--model tp-ttl "));
   CHECK(IsRunning(url, "tp-pre"));
 }
 
@@ -433,6 +423,43 @@ TEST_CASE("a client that hangs up before its non-streamed answer stops the backe
   INFO(cancelled.last.Describe());
   CHECK(cancelled.met);
   if (beside) CHECK(other.get().status == 200);
+}
+
+TEST_CASE("a request whose client hangs up while its model starts leaves the queue",
+          "[integration][front]") {
+  int port = FreeLoopbackPort();
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("nr-m", port, "--never-ready"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  auto queued = [&](int n) {
+    return PollUntil(
+        url, "/running",
+        [n](const HttpReply& reply) {
+          auto doc = json::parse(reply.body, nullptr, false);
+          if (!doc.is_object()) return false;
+          for (const auto& m : doc["running"]) {
+            if (m["model"] == "nr-m") return m["state"] == "starting" && m["queued"] == n;
+          }
+          return false;
+        },
+        20s);
+  };
+  // The client gives up after 5 s and closes its connection.
+  auto abandoned = std::async(std::launch::async, [&] {
+    httplib::Client client(url);
+    client.set_read_timeout(5s);
+    return static_cast<bool>(
+        client.Post("/v1/chat/completions", ChatBody("nr-m", false), "application/json"));
+  });
+  PollResult waiting = queued(1);
+  INFO(waiting.last.Describe());
+  CHECK(waiting.met);
+  CHECK(!abandoned.get());
+  // The model never becomes ready, so only the client's going can end the wait.
+  PollResult left = queued(0);
+  INFO(left.last.Describe());
+  CHECK(left.met);
 }
 
 TEST_CASE("a backend crash mid-stream ends the stream with an error event",
@@ -526,7 +553,7 @@ TEST_CASE("unload stops models; multipart transcription routes by form field",
   REQUIRE(unload);
   CHECK(unload->status == 200);
   CHECK_FALSE(IsRunning(url, "ul-m"));
-  CHECK(PidsWithArg("--model ul-m ").empty());
+  CHECK(NoneWithArgWithin("--model ul-m "));
   auto missing = client.Post("/api/models/unload/none", "", "text/plain");
   REQUIRE(missing);
   CHECK(missing->status == 404);
@@ -550,11 +577,7 @@ TEST_CASE("SIGKILL of swapd leaves no backend or grandchild behind", "[integrati
   // Only swapd itself is killed, not its process group.
   REQUIRE(kill(swapd.value().process->pid(), SIGKILL) == 0);
   REQUIRE(swapd.value().process->WaitForExit(std::chrono::seconds(10)));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!PidsWithArg("--model kill-m ").empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(PidsWithArg("--model kill-m ").empty());
+  CHECK(NoneWithArgWithin("--model kill-m "));
 }
 
 }  // namespace

@@ -170,11 +170,7 @@ TEST_CASE("SIGHUP adds and removes models; a removed model stops", "[integration
   CHECK(listed.last.body.find("rl-old") == std::string::npos);
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("rl-old", false)).status == 404);
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("rl-new", false)).status == 200);
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!PidsWithArg("--model rl-old ").empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
-  CHECK(PidsWithArg("--model rl-old ").empty());
+  CHECK(NoneWithArgWithin("--model rl-old ", 30s));
 }
 
 TEST_CASE("--watch-config applies an editor's atomic save", "[integration][reload]") {
@@ -213,7 +209,7 @@ TEST_CASE("SIGTERM lets an in-flight stream finish, refuses new requests, exits 
   auto exit = process.WaitForExit(60s);
   REQUIRE(exit);
   CHECK(exit->ExitedWith(0));
-  CHECK(PidsWithArg("--model sd-m ").empty());
+  CHECK(NoneWithArgWithin("--model sd-m "));
 }
 
 TEST_CASE("a stream that outlasts --shutdown-timeout is ended and swapd still exits 0",

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/proc_file.h"
 
@@ -90,6 +91,15 @@ std::vector<int> PidsWithArg(const std::string& needle) {
   }
   closedir(dir);
   return pids;
+}
+
+bool NoneWithArgWithin(const std::string& needle, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!PidsWithArg(needle).empty()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 bool ProcessGone(int pid) {

@@ -40,6 +40,12 @@ std::string FakeModelYaml(const std::string& id, int port, const std::string& fl
 // Process ids whose command line contains `needle` (scans /proc), e.g. a model's --model value.
 std::vector<int> PidsWithArg(const std::string& needle);
 
+// True once no process's command line contains `needle`, looked at until `timeout`. Under ASan a
+// stopped backend has been seen listed in /proc for a moment after swapd reported it stopped (and
+// once after swapd itself had exited); a real leftover stays far longer.
+bool NoneWithArgWithin(const std::string& needle,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 // True when the process is gone or a zombie: it has exited and every file it had open (its
 // sockets too) is closed. (A container's pid 1 may never reap orphans.)
 bool ProcessGone(int pid);
