@@ -130,7 +130,7 @@ void HttpServer::Dispatch(const ModelConfig& model, const httplib::Request& req,
   for (int attempt = 0;; ++attempt) {
     // Called only while the request waits (for a start, a swap, a free slot), every 50 ms: the
     // server learns that this thread blocks, and a request whose client went away leaves the
-    // queue (no model is started for nobody).
+    // queue, as at its deadline.
     bool client_gone = false;
     auto cancelled = [&client_gone] {
       BeforeBlocking();
