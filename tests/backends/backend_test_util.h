@@ -9,13 +9,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "config/config.h"
 #include "tests/support/proc_file.h"
+#include "tests/support/wait.h"
 
 namespace swapd::backend_testing {
 
@@ -33,20 +32,10 @@ inline int FreeLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
-// Polls `condition` every few milliseconds until it holds or `timeout` passes.
-inline bool WaitFor(const std::function<bool()>& condition,
-                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
 using testing::AllProcesses;
 using testing::ProcStat;
 using testing::ReadProcStat;
+using testing::WaitFor;
 using testing::ZombieChildren;
 
 // True while the process exists and is not a zombie (dead but unreaped counts as gone).

@@ -11,6 +11,7 @@
 
 #include "tests/backends/scheduler_fakes.h"
 #include "tests/backends/scripted_backend.h"
+#include "tests/support/wait.h"
 
 namespace swapd {
 namespace {
@@ -23,14 +24,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPatience = 20s;
 
 // Polls `pred` until it holds or kPatience passed.
-template <typename Pred>
-bool Eventually(Pred pred) {
-  const auto until = Clock::now() + kPatience;
-  while (!pred()) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
+bool Eventually(const std::function<bool()>& pred) {
+  return testing::WaitFor(pred, kPatience, 2ms);
 }
 
 ModelSnapshot SnapshotOf(const Router& router, const std::string& id) {

@@ -6,11 +6,7 @@
 // open.
 #include "daemon/http1_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -24,72 +20,16 @@
 
 #include "daemon/deferred_response.h"
 #include "tests/support/latch.h"
+#include "tests/support/raw_connection.h"
+#include "tests/support/wait.h"
 
 namespace swapd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::RawConnection;
+using testing::WaitFor;
 using Clock = std::chrono::steady_clock;
-
-class Client {
- public:
-  explicit Client(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Client() { Close(); }
-  void Close() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-  bool connected() const { return connected_; }
-  bool Send(const std::string& bytes) {
-    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<long>(bytes.size());
-  }
-  // Reads until `until` appears in what was read (or the connection closes, or 20 s pass);
-  // returns everything up to and including it, keeping the rest for the next call. Returns
-  // nothing if it did not appear, so that a check on the result fails then.
-  std::string ReadUntil(const std::string& until) {
-    const auto deadline = Clock::now() + 20s;
-    while (buffer_.find(until) == std::string::npos && !eof_ && Clock::now() < deadline) {
-      Fill();
-    }
-    size_t at = buffer_.find(until);
-    if (at == std::string::npos) return "";
-    size_t n = at + until.size();
-    std::string out = buffer_.substr(0, n);
-    buffer_.erase(0, n);
-    return out;
-  }
-  // Everything until the server closes the connection (at most 20 s).
-  std::string ReadToEnd() {
-    const auto deadline = Clock::now() + 20s;
-    while (!eof_ && Clock::now() < deadline) Fill();
-    return std::exchange(buffer_, "");
-  }
-  bool eof() const { return eof_; }
-
- private:
-  void Fill() {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, 200) <= 0) return;
-    char buf[16384];
-    long n = recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) {
-      eof_ = true;
-      return;
-    }
-    buffer_.append(buf, static_cast<size_t>(n));
-  }
-  int fd_ = -1;
-  bool connected_ = false;
-  bool eof_ = false;
-  std::string buffer_;
-};
 
 // An Http1Server on an ephemeral loopback port, running on its own thread.
 class Server {
@@ -127,7 +67,7 @@ int ThreadCount() {
 
 TEST_CASE("keep-alive, pipelining, request bodies and query parameters", "[unit][http1]") {
   Server server(Echo);
-  Client c(server.port());
+  RawConnection c(server.port());
   REQUIRE(c.connected());
   REQUIRE(c.Send("GET /a%20b?q=x+y HTTP/1.1\r\nHost: h\r\n\r\n"));
   std::string first = c.ReadUntil("body=");
@@ -153,14 +93,14 @@ TEST_CASE("keep-alive, pipelining, request bodies and query parameters", "[unit]
 TEST_CASE("Expect: 100-continue, HTTP/1.0 and HEAD", "[unit][http1]") {
   Server server(Echo);
   {
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("POST /e HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"));
     CHECK(c.ReadUntil("\r\n\r\n") == "HTTP/1.1 100 Continue\r\n\r\n");
     REQUIRE(c.Send("ok"));
     CHECK(c.ReadUntil("body=ok").find("200 OK") != std::string::npos);
   }
   {  // An HTTP/1.0 client does not know 100 Continue: it gets the answer only.
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("POST /e HTTP/1.0\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nok"));
     std::string all = c.ReadToEnd();
     CHECK(all.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
@@ -168,7 +108,7 @@ TEST_CASE("Expect: 100-continue, HTTP/1.0 and HEAD", "[unit][http1]") {
     CHECK(all.find("body=ok") != std::string::npos);
   }
   {  // HTTP/1.0 without keep-alive: the answer, then the server closes.
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("GET /old HTTP/1.0\r\n\r\n"));
     std::string all = c.ReadToEnd();
     CHECK(all.find("Connection: close\r\n") != std::string::npos);
@@ -176,7 +116,7 @@ TEST_CASE("Expect: 100-continue, HTTP/1.0 and HEAD", "[unit][http1]") {
     CHECK(c.eof());
   }
   {  // HEAD: the length of the body it would get, no body.
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("HEAD /h HTTP/1.1\r\n\r\nGET /after HTTP/1.1\r\n\r\n"));
     std::string head = c.ReadUntil("\r\n\r\n");
     CHECK(head.find("Content-Length: 16\r\n") != std::string::npos);  // "HEAD /h q= body="
@@ -206,7 +146,7 @@ TEST_CASE("a streamed answer is chunked; a client that leaves ends it", "[unit][
     forever = endless;
   });
   {
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("GET /three HTTP/1.1\r\n\r\n"));
     std::string all = c.ReadUntil("0\r\n\r\n");
     CHECK(all.find("Transfer-Encoding: chunked\r\n") != std::string::npos);
@@ -216,19 +156,18 @@ TEST_CASE("a streamed answer is chunked; a client that leaves ends it", "[unit][
         std::string::npos);
   }
   {  // To HTTP/1.0 the body goes unframed and the connection closes at its end.
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("GET /three HTTP/1.0\r\n\r\n"));
     std::string all = c.ReadToEnd();
     CHECK(all.find("Transfer-Encoding") == std::string::npos);
     CHECK(all.find("\r\n\r\ndata: 0\n\ndata: 1\n\ndata: 2\n\n") != std::string::npos);
   }
   {
-    Client c(server.port());
+    RawConnection c(server.port());
     REQUIRE(c.Send("GET /endless HTTP/1.1\r\n\r\n"));
     CHECK(c.ReadUntil("data: 5").find("data: 5") != std::string::npos);
     c.Close();
-    const auto deadline = Clock::now() + 20s;
-    while (released == -1 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    CHECK(WaitFor([&] { return released != -1; }));
     CHECK(released == 0);
   }
 }
@@ -255,7 +194,7 @@ TEST_CASE("refused requests get a JSON error and the connection closes", "[unit]
       {"GET / HTTP/3\r\n\r\n", "505 HTTP Version Not Supported"},
   };
   for (const Case& k : cases) {
-    Client c(server.port());
+    RawConnection c(server.port());
     c.Send(k.request);  // the server may hang up before reading all of it
     std::string all = c.ReadToEnd();
     INFO(k.request.substr(0, 80) << " -> " << all.substr(0, 300));
@@ -265,7 +204,7 @@ TEST_CASE("refused requests get a JSON error and the connection closes", "[unit]
     CHECK(c.eof());
   }
   // The server still serves.
-  Client ok(server.port());
+  RawConnection ok(server.port());
   REQUIRE(ok.Send("GET /fine HTTP/1.1\r\n\r\n"));
   CHECK(ok.ReadUntil("body=").find("200 OK") != std::string::npos);
 }
@@ -274,21 +213,21 @@ TEST_CASE("a refused client that keeps sending holds no thread", "[unit][http1]"
   Http1ServerSettings settings;
   settings.limits.max_body_bytes = 10;
   Server server(Echo, settings);
-  Client warm(server.port());
+  RawConnection warm(server.port());
   REQUIRE(warm.Send("GET /warm HTTP/1.1\r\n\r\n"));
   REQUIRE(warm.ReadUntil("body=").find("200 OK") != std::string::npos);
   const int threads_before = ThreadCount();
   // Each announces a body too large and sends part of it; the answer comes at once, and the
   // connection stays open while the client may still send (what it sends is dropped).
-  std::vector<std::unique_ptr<Client>> refused;
+  std::vector<std::unique_ptr<RawConnection>> refused;
   for (int i = 0; i < 50; ++i) {
-    refused.push_back(std::make_unique<Client>(server.port()));
+    refused.push_back(std::make_unique<RawConnection>(server.port()));
     REQUIRE(refused.back()->Send("POST /big HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" +
                                  std::string(1000, 'x')));
     REQUIRE(refused.back()->ReadUntil("}}").find("413 Payload Too Large") != std::string::npos);
   }
   for (auto& c : refused) CHECK(c->Send(std::string(5000, 'y')));
-  Client other(server.port());
+  RawConnection other(server.port());
   REQUIRE(other.Send("GET /other HTTP/1.1\r\n\r\n"));
   CHECK(other.ReadUntil("body=").find("200 OK") != std::string::npos);
   const int threads_after = ThreadCount();
@@ -304,7 +243,7 @@ TEST_CASE("a refused client that keeps sending holds no thread", "[unit][http1]"
 TEST_CASE("a handler that throws gives 500 JSON", "[unit][http1]") {
   Server server(
       [](const httplib::Request&, httplib::Response&) { throw std::runtime_error("boom"); });
-  Client c(server.port());
+  RawConnection c(server.port());
   REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
   std::string head = c.ReadUntil("\r\n\r\n");
   CHECK(head.rfind("HTTP/1.1 500 Internal Server Error\r\n", 0) == 0);
@@ -330,16 +269,6 @@ class Arrivals {
   int count_ = 0;
 };
 
-// Polls `done` every 10 ms until it holds or `timeout` passed.
-bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
 TEST_CASE("idle connections hold no thread; blocked handlers block no one else", "[unit][http1]") {
   // Said: the handler calls BeforeBlocking and the server adds a thread at once. Unsaid: the
   // server's watchdog notices that no thread is left for the other connections.
@@ -354,24 +283,24 @@ TEST_CASE("idle connections hold no thread; blocked handlers block no one else",
     }
     res.set_content("done " + req.path, "text/plain");
   });
-  Client warm(server.port());
+  RawConnection warm(server.port());
   REQUIRE(warm.Send("GET /warm HTTP/1.1\r\n\r\n"));
   REQUIRE(warm.ReadUntil("done /warm").find("200 OK") != std::string::npos);
   const int threads_before = ThreadCount();
-  std::vector<std::unique_ptr<Client>> idle;
+  std::vector<std::unique_ptr<RawConnection>> idle;
   for (int i = 0; i < 200; ++i) {
-    idle.push_back(std::make_unique<Client>(server.port()));
+    idle.push_back(std::make_unique<RawConnection>(server.port()));
     REQUIRE(idle.back()->connected());
   }
   // More blocked handlers than the server has threads at first.
   constexpr int kBlocked = 6;
-  std::vector<std::unique_ptr<Client>> blocked;
+  std::vector<std::unique_ptr<RawConnection>> blocked;
   for (int i = 0; i < kBlocked; ++i) {
-    blocked.push_back(std::make_unique<Client>(server.port()));
+    blocked.push_back(std::make_unique<RawConnection>(server.port()));
     REQUIRE(blocked.back()->Send("GET " + path + " HTTP/1.1\r\n\r\n"));
   }
   REQUIRE(entered.WaitFor(kBlocked, 20s));
-  Client other(server.port());
+  RawConnection other(server.port());
   REQUIRE(other.Send("GET /other HTTP/1.1\r\n\r\n"));
   CHECK(other.ReadUntil("done /other").find("200 OK") != std::string::npos);
   const int threads_blocked = ThreadCount();
@@ -384,7 +313,7 @@ TEST_CASE("idle connections hold no thread; blocked handlers block no one else",
   CHECK(idle.front()->ReadUntil("done /late").find("200 OK") != std::string::npos);
   // The threads added for the blocked handlers end once they are no longer needed (those that
   // went back to wait, after 30 s idle).
-  CHECK(Eventually([&] { return server.threads() <= EpollThreads::kInitialThreads; }, 45s));
+  CHECK(WaitFor([&] { return server.threads() <= EpollThreads::kInitialThreads; }, 45s));
 }
 
 TEST_CASE("a deferred response waits in the epoll set, step by step, or until its deadline",
@@ -424,11 +353,11 @@ TEST_CASE("a deferred response waits in the epoll set, step by step, or until it
   auto write_pipe = [&](const std::string& bytes) {
     return write(pipe_fds[1], bytes.data(), bytes.size()) == static_cast<long>(bytes.size());
   };
-  Client deferred(server.port());
+  RawConnection deferred(server.port());
   REQUIRE(deferred.Send("GET /defer HTTP/1.1\r\n\r\n"));
   REQUIRE(write_pipe("ab"));
   // Meanwhile another connection is served.
-  Client other(server.port());
+  RawConnection other(server.port());
   REQUIRE(other.Send("GET /quick HTTP/1.1\r\n\r\n"));
   CHECK(other.ReadUntil("quick").find("200 OK") != std::string::npos);
   REQUIRE(write_pipe("c\n"));
@@ -464,7 +393,7 @@ TEST_CASE("a deferred step whose descriptor cannot join the epoll set runs on a 
            return {};
          }});
   });
-  Client c(server.port());
+  RawConnection c(server.port());
   REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
   // Run at once, not as timed out (its deadline is an hour away), and it may not defer again.
   CHECK(c.ReadUntil("timed_out=no may_defer=no").find("200 OK") != std::string::npos);
@@ -476,7 +405,7 @@ TEST_CASE("an idle connection is closed after the idle timeout", "[unit][http1]"
   Http1ServerSettings settings;
   settings.idle_timeout = 1s;
   Server server(Echo, settings);
-  Client c(server.port());
+  RawConnection c(server.port());
   REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
   REQUIRE(c.ReadUntil("body=").find("200 OK") != std::string::npos);
   c.ReadToEnd();  // returns when the server closes (well within its 20 s)
@@ -490,8 +419,8 @@ TEST_CASE("Stop ends Run with idle connections and a stream open", "[unit][http1
       return sink.write("x", 1);
     });
   });
-  Client idle(server->port());
-  Client streaming(server->port());
+  RawConnection idle(server->port());
+  RawConnection streaming(server->port());
   REQUIRE(streaming.Send("GET / HTTP/1.1\r\n\r\n"));
   REQUIRE(streaming.ReadUntil("\r\n1\r\nx").find("200 OK") != std::string::npos);
   server->Stop();  // joins Run()

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 namespace swapd::testing {
@@ -77,6 +78,15 @@ double MetricSample(const std::string& text, const std::string& series) {
   const size_t at = text.find("\n" + series + " ");
   if (at == std::string::npos) return -1;
   return std::stod(text.substr(at + series.size() + 2));
+}
+
+std::string ErrorMessage(const std::string& body) {
+  auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (!doc.is_object() || !doc.contains("error") || !doc["error"].is_object() ||
+      !doc["error"].contains("message") || !doc["error"]["message"].is_string()) {
+    return "";
+  }
+  return doc["error"]["message"].get<std::string>();
 }
 
 }  // namespace swapd::testing

@@ -51,4 +51,8 @@ PollResult WaitForStatus(const std::string& base_url, const std::string& path, i
 // `swapd_model_starts_total{model="a"}`), or -1 when there is no such line.
 double MetricSample(const std::string& text, const std::string& series);
 
+// The message of an OpenAI-shaped error body ({"error":{"message":...}}); "" when the body is
+// not one.
+std::string ErrorMessage(const std::string& body);
+
 }  // namespace swapd::testing
