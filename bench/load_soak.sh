@@ -5,7 +5,8 @@
 #        errors), p99;
 #  soak: M minutes of concurrent streamed requests spread over a duo (swap: false) and a solo
 #        model, so that the duo is swapped out and back every few seconds: requests, failures,
-#        swaps, and swapd's resident memory and open descriptors at the start and the end.
+#        swaps, and swapd's resident memory and open descriptors at the start and the end, and its
+#        memory and threads at ten even steps along the way.
 #   bench/load_soak.sh [load seconds, default 60] [soak minutes, default 30] [streams, default 8]
 # Needs a build (scripts/build.sh); installs wrk when missing.
 set -euo pipefail
@@ -76,9 +77,12 @@ import json, os, random, sys, threading, time, urllib.request
 port, pid, minutes, streams = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 base = f"http://127.0.0.1:{port}"
 
-def rss_kib():
+def status(field):
     with open(f"/proc/{pid}/status") as f:
-        return int(next(l for l in f if l.startswith("VmRSS")).split()[1])
+        return int(next(l for l in f if l.startswith(field + ":")).split()[1])
+
+def rss_kib():
+    return status("VmRSS")
 
 def fds():
     return len(os.listdir(f"/proc/{pid}/fd"))
@@ -120,10 +124,19 @@ for m in ("duo-a", "duo-b", "solo", "duo-a", "duo-b"):
         base + "/v1/chat/completions",
         json.dumps({"model": m, "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]}).encode(),
         {"Content-Type": "application/json"}), timeout=120).read()
-start_rss, start_fds, start_swaps = rss_kib(), fds(), swaps()
+start_rss, start_fds, start_swaps, start_threads = rss_kib(), fds(), swaps(), status("Threads")
+# RSS along the way, at ten even steps: growth that levels off (the allocator's arenas and
+# caches filling) or growth that goes on (a leak).
+samples = []
+def sampler():
+    step = minutes * 60 / 10
+    for i in range(1, 11):
+        time.sleep(max(0.0, deadline - minutes * 60 + i * step - time.monotonic()))
+        samples.append((i * step / 60, rss_kib(), status("Threads"), swaps()))
 threads = [threading.Thread(target=worker, args=(i,)) for i in range(streams)]
-for t in threads: t.start()
-for t in threads: t.join()
+watch = threading.Thread(target=sampler)
+for t in threads + [watch]: t.start()
+for t in threads + [watch]: t.join()
 time.sleep(5)  # idle keep-alive connections to backends expire (3 s)
 end_rss, end_fds, end_swaps = rss_kib(), fds(), swaps()
 print(f"## Soak: {minutes:g} min, {streams} concurrent streams over duo-a, duo-b and solo\n")
@@ -131,6 +144,11 @@ print("| requests | failed | swaps | RSS start | RSS end | fds start | fds end |
 print("| --- | --- | --- | --- | --- | --- | --- |")
 print(f"| {counts['ok'] + counts['failed']} | {counts['failed']} | {end_swaps - start_swaps:.0f} | "
       f"{start_rss / 1024:.1f} MiB | {end_rss / 1024:.1f} MiB | {start_fds} | {end_fds} |")
+print("\n| minute | RSS | threads | swaps so far |")
+print("| --- | --- | --- | --- |")
+print(f"| 0 | {start_rss / 1024:.1f} MiB | {start_threads} | 0 |")
+for minute, rss, nthreads, nswaps in samples:
+    print(f"| {minute:g} | {rss / 1024:.1f} MiB | {nthreads} | {nswaps - start_swaps:.0f} |")
 for f in failures:
     print("\nfailure:", f)
 PY
