@@ -129,9 +129,9 @@ start_rss, start_fds, start_swaps, start_threads = rss_kib(), fds(), swaps(), st
 # caches filling) or growth that goes on (a leak).
 samples = []
 def sampler():
-    step = minutes * 60 / 10
+    begin, step = deadline - minutes * 60, minutes * 60 / 10
     for i in range(1, 11):
-        time.sleep(max(0.0, deadline - minutes * 60 + i * step - time.monotonic()))
+        time.sleep(max(0.0, begin + i * step - time.monotonic()))
         samples.append((i * step / 60, rss_kib(), status("Threads"), swaps()))
 threads = [threading.Thread(target=worker, args=(i,)) for i in range(streams)]
 watch = threading.Thread(target=sampler)

@@ -26,6 +26,8 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+// Each condition waited for costs an HTTP request or a scan of /proc: looked at every 20 ms.
+constexpr auto kPoll = 20ms;
 
 int PortOf(const std::string& base_url) {
   return std::stoi(base_url.substr(base_url.rfind(':') + 1));
@@ -87,17 +89,17 @@ TEST_CASE("a client that hangs up while queued behind a swap leaves a clean queu
           }
           return false;
         },
-        10s);
+        10s, kPoll);
     INFO(ApiModels(url).dump());
     CHECK(seen);
   }  // hangs up while queued
   StreamedReply a_reply = a.get();
   CHECK(a_reply.status == 200);
   CHECK_THAT(a_reply.body, Catch::Contains("[DONE]"));
-  CHECK(WaitFor([&] { return NothingPending(url); }, 30s));
+  CHECK(WaitFor([&] { return NothingPending(url); }, 30s, kPoll));
   ExpectHealthy(url, "q-b");
   ExpectHealthy(url, "q-a");
-  CHECK(WaitFor([&] { return NothingPending(url); }, 10s));
+  CHECK(WaitFor([&] { return NothingPending(url); }, 10s, kPoll));
 }
 
 TEST_CASE("a client that hangs up while its model loads leaves a clean queue",
@@ -118,13 +120,13 @@ TEST_CASE("a client that hangs up while its model loads leaves a clean queue",
           }
           return false;
         },
-        10s);
+        10s, kPoll);
     INFO(ApiModels(url).dump());
     CHECK(starting);
   }  // hangs up while loading
-  CHECK(WaitFor([&] { return NothingPending(url); }, 30s));
+  CHECK(WaitFor([&] { return NothingPending(url); }, 30s, kPoll));
   ExpectHealthy(url, "load-m");
-  CHECK(WaitFor([&] { return NothingPending(url); }, 10s));
+  CHECK(WaitFor([&] { return NothingPending(url); }, 10s, kPoll));
 }
 
 TEST_CASE("a client reading one byte at a time blocks nobody and grows no memory",
@@ -166,7 +168,7 @@ TEST_CASE("a client reading one byte at a time blocks nobody and grows no memory
   CHECK(got.rfind("HTTP/1.1 2", 0) == 0);
   CHECK(rss_after - rss_before < 50 * 1024);
   slow.Close();
-  CHECK(WaitFor([&] { return NothingPending(url); }, 30s));
+  CHECK(WaitFor([&] { return NothingPending(url); }, 30s, kPoll));
   ExpectHealthy(url, "slow-m");
 }
 

@@ -19,6 +19,8 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+// Each condition waited for costs an HTTP request or a scan of /proc: looked at every 20 ms.
+constexpr auto kPoll = 20ms;
 
 // A model whose backend answers model routes with a connection fault, next to a healthy one.
 void CheckConnectionFault(const std::string& id, const std::string& flag) {
@@ -119,10 +121,10 @@ void CheckStopCommandFault(const std::string& id, const std::string& stop_cmd,
   const auto start = Clock::now();
   ExpectHealthy(url, "ok-m");  // the swap stops `id` first
   CHECK(Clock::now() - start < 30s);
-  CHECK(WaitFor([&] { return PidsWithArg("--model " + id).empty(); }, 20s));
+  CHECK(WaitFor([&] { return PidsWithArg("--model " + id).empty(); }, 20s, kPoll));
   if (!leftover_needle.empty()) {
     INFO("cmdStop process still running: " << leftover_needle);
-    CHECK(WaitFor([&] { return PidsWithArg(leftover_needle).empty(); }, 20s));
+    CHECK(WaitFor([&] { return PidsWithArg(leftover_needle).empty(); }, 20s, kPoll));
   }
 }
 
