@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "config/status.h"
 
 namespace swapd {
 

@@ -10,7 +10,7 @@
 // Thread safe: all functions may be called from any thread.
 #pragma once
 
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

@@ -20,7 +20,7 @@
 
 #include "backends/child_process.h"
 #include "backends/spawn_env.h"
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

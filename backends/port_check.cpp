@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "config/proxy_url.h"
+#include "base/proxy_url.h"
 
 namespace swapd {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "config/proxy_url.h"
+#include "base/proxy_url.h"
 
 namespace swapd {
 namespace {

@@ -91,10 +91,7 @@ void RouterImpl::Unload(const std::string& model_id) {
     }
   }
   if (!stopping.empty()) spdlog::info("unloading {}", model_id.empty() ? "all models" : model_id);
-  stop_context_ = "unload";
-  stop_target_ = model_id;
   scheduler_.Unload(model_id);
-  stop_context_ = nullptr;
   Changed();
   changed_.wait(lock, [&] {
     return std::all_of(stopping.begin(), stopping.end(), [&](const auto& s) {
@@ -146,14 +143,22 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
   return out;
 }
 
+std::string RouterImpl::AwaitFailure(const std::string& model_id, Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  // The exit callback records the reason and turns the phase under mu_, in one step.
+  if (!changed_.wait_until(lock, deadline,
+                           [&] { return scheduler_.Phase(model_id) != ModelPhase::kReady; })) {
+    return "";
+  }
+  auto it = last_exit_.find(model_id);
+  return it == last_exit_.end() ? std::string() : it->second;
+}
+
 void RouterImpl::Shutdown() {
   std::lock_guard serial(shutdown_mu_);
   {
     std::unique_lock lock(mu_);
-    stop_context_ = "shutdown";
-    stop_target_.clear();
     scheduler_.Shutdown();
-    stop_context_ = nullptr;
     Changed();
     // Backend::Stop is bounded by the model's unloadTimeout, so this wait is too.
     changed_.wait(lock, [&] { return scheduler_.AllStopped(); });
@@ -216,6 +221,11 @@ bool Router::AwaitNotReady(const std::string& model_id,
 }
 void Router::SetEvents(RouterEvents events) { impl_->SetEvents(std::move(events)); }
 void Router::Shutdown() { impl_->Shutdown(); }
+std::string Router::AwaitFailure(const std::string& model_id,
+                                 std::chrono::steady_clock::time_point deadline) {
+  return impl_->AwaitFailure(model_id, deadline);
+}
+
 std::string Router::LogTail(const std::string& model_id, size_t lines) const {
   return impl_->LogTail(model_id, lines);
 }

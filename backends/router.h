@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "base/proxy_url.h"
+#include "base/status.h"
 #include "config/config.h"
 #include "config/diff.h"
-#include "config/proxy_url.h"
-#include "config/status.h"
 
 namespace swapd {
 
@@ -91,6 +91,13 @@ class Router {
   // stopping), so that the next Acquire starts it again instead of admitting to a dead process.
   // False at the deadline. A backend's own state may turn before the Router's: wait on this one.
   bool AwaitNotReady(const std::string& model_id, std::chrono::steady_clock::time_point deadline);
+
+  // What became of a model whose backend just failed a request (the connection broke or was
+  // refused): waits until the Router no longer counts it ready (a crash is noticed a moment after
+  // the connection breaks), then says why: "backend exited: <exit status and last log lines>" or
+  // "backend stopping (unload)". Empty when the model is still ready at the deadline.
+  std::string AwaitFailure(const std::string& model_id,
+                           std::chrono::steady_clock::time_point deadline);
 
   // Sets the observer of starts, stops and crashes (replaces the previous one). Thread safe;
   // events already under way may still go to the previous observer.

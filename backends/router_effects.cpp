@@ -17,6 +17,7 @@ void RouterImpl::StartModel(const std::string& model) {
     }
   }
   std::shared_ptr<Backend> backend = BackendOf(model);
+  last_exit_.erase(model);
   spdlog::info("model {}: starting", model);
   workers_.Run([this, backend, model, old = std::move(old), events = events_]() mutable {
     old.reset();  // destroyed here, without mu_
@@ -40,10 +41,11 @@ void RouterImpl::StartModel(const std::string& model) {
   });
 }
 
-void RouterImpl::StopModel(const std::string& model) {
+void RouterImpl::StopModel(const std::string& model, StopReason why) {
   std::shared_ptr<Backend> backend = BackendOf(model);
-  spdlog::info("model {}: stopping", model);
-  workers_.Run([this, backend, model, events = events_, reason = StopReason(model)] {
+  spdlog::info("model {}: stopping ({})", model, ToString(why));
+  last_exit_[model] = std::string("backend stopping (") + ToString(why) + ")";
+  workers_.Run([this, backend, model, events = events_, reason = ToString(why)] {
     if (events->on_stop) events->on_stop(model, reason);
     if (backend != nullptr) backend->Stop();
     spdlog::info("model {}: stopped", model);
@@ -66,6 +68,7 @@ std::shared_ptr<Backend> RouterImpl::BackendOf(const std::string& model) {
       auto current = backends_.find(model);
       if (current == backends_.end() || current->second.get() != self) return;  // replaced
       const bool crashed = scheduler_.Phase(model) == ModelPhase::kReady;
+      if (crashed) last_exit_[model] = "backend exited: " + reason;
       std::shared_ptr<const RouterEvents> events = events_;
       scheduler_.BackendExited(model);
       Changed();
@@ -86,10 +89,7 @@ void RouterImpl::TimerLoop() {
       timer_wake_.wait_until(lock, timer_deadline_);
     }
     if (timer_stop_) break;
-    stop_context_ = "ttl";
-    stop_target_.clear();
     scheduler_.Tick(Clock::now());
-    stop_context_ = nullptr;
     changed_.notify_all();
   }
 }

@@ -63,6 +63,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     return changed_.wait_until(lock, deadline,
                                [&] { return scheduler_.Phase(model_id) != ModelPhase::kReady; });
   }
+  std::string AwaitFailure(const std::string& model_id, Clock::time_point deadline);
   void Shutdown();
   std::string LogTail(const std::string& model_id, size_t lines) const {
     std::shared_ptr<Backend> backend = FindBackend(model_id);
@@ -82,7 +83,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
 
   // SchedulerEffects: called with mu_ held, from inside a Scheduler event.
   void StartModel(const std::string& model) override;
-  void StopModel(const std::string& model) override;
+  void StopModel(const std::string& model, StopReason reason) override;
   void Admit(RequestId request) override {
     if (auto it = waiters_.find(request); it != waiters_.end()) it->second.done = true;
   }
@@ -98,14 +99,6 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     return it == backends_.end() ? nullptr : it->second;
   }
   void TimerLoop();
-  // Why StopModel was asked to stop `model` (for RouterEvents::on_stop). mu_ held.
-  const char* StopReason(const std::string& model) const {
-    if (stop_context_ != nullptr && (stop_target_.empty() || stop_target_ == model)) {
-      return stop_context_;
-    }
-    if (config_->models.count(model) == 0 || renew_backend_.count(model) != 0) return "reload";
-    return "swap";
-  }
   // Something changed: wake the waiting Acquire/Unload/Shutdown calls, and the timer if it
   // must now wake earlier than it planned (not on every request: that would cost a context
   // switch per request). mu_ held.
@@ -129,12 +122,11 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   // removed and added again by a reload).
   std::set<std::string> renew_backend_;
   std::map<RequestId, Waiter> waiters_;  // one per Acquire that has not returned yet
+  // Why each model's backend last left kReady: its exit reason (a crash) or its stop reason.
+  // Cleared when the model starts again.
+  std::map<std::string, std::string> last_exit_;
   RequestId next_request_ = 1;
   bool timer_stop_ = false;
-  // While a Scheduler event that stops models for a known reason runs: that reason, and the
-  // model it is about (empty: every model).
-  const char* stop_context_ = nullptr;
-  std::string stop_target_;
   std::shared_ptr<const RouterEvents> events_ = std::make_shared<const RouterEvents>();
   Clock::time_point timer_deadline_ = Clock::time_point::max();  // when the timer wakes
 

@@ -25,6 +25,22 @@ const char* ToString(ModelPhase phase) {
   return "unknown";
 }
 
+const char* ToString(StopReason reason) {
+  switch (reason) {
+    case StopReason::kSwap:
+      return "swap";
+    case StopReason::kTtl:
+      return "ttl";
+    case StopReason::kUnload:
+      return "unload";
+    case StopReason::kReload:
+      return "reload";
+    case StopReason::kShutdown:
+      return "shutdown";
+  }
+  return "unknown";
+}
+
 Scheduler::Scheduler(const Config& config, SchedulerEffects* effects) : effects_(effects) {
   Configure(config);
 }
@@ -149,7 +165,9 @@ void Scheduler::BackendExited(const std::string& model) {
 void Scheduler::Unload(const std::string& model) {
   for (auto& [id, m] : models_) {
     if (!model.empty() && id != model) continue;
-    if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) IssueStop(id);
+    if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) {
+      IssueStop(id, StopReason::kUnload);
+    }
     // An unload overrides a preload that has not happened yet; requests still wait.
     if (auto batch = FindBatch(id); batch != queue_.end()) {
       batch->preload = false;
@@ -179,7 +197,7 @@ void Scheduler::Tick(SchedulerTime now) {
   for (auto& [id, m] : models_) {
     if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
     if (FindBatch(id) != queue_.end()) continue;
-    if (m.idle_since + m.ttl <= now) IssueStop(id);
+    if (m.idle_since + m.ttl <= now) IssueStop(id, StopReason::kTtl);
   }
 }
 
@@ -200,7 +218,7 @@ void Scheduler::Reconfigure(const Config& config, const std::set<std::string>& r
     if (m == nullptr || m->retired || m->phase == ModelPhase::kStopped) continue;
     m->stale = true;
     // A start of the old definition has no request in flight yet: cancel it now.
-    if (m->phase == ModelPhase::kStarting) IssueStop(id);
+    if (m->phase == ModelPhase::kStarting) IssueStop(id, StopReason::kReload);
   }
   Pump();
 }
@@ -213,7 +231,9 @@ void Scheduler::Shutdown() {
   }
   queue_.clear();
   for (auto& [id, m] : models_) {
-    if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) IssueStop(id);
+    if (m.phase == ModelPhase::kReady || m.phase == ModelPhase::kStarting) {
+      IssueStop(id, StopReason::kShutdown);
+    }
   }
 }
 
@@ -277,7 +297,7 @@ void Scheduler::Pump() {
 void Scheduler::StopDrained() {
   for (auto& [id, m] : models_) {
     if ((m.stale || m.retired) && m.phase == ModelPhase::kReady && m.in_flight == 0) {
-      IssueStop(id);
+      IssueStop(id, StopReason::kReload);
     }
   }
 }
@@ -290,7 +310,9 @@ bool Scheduler::Advance(Batch& b) {
     if (other.phase == ModelPhase::kStopped) continue;
     clear = false;
     // Never stop a model with requests in flight: its last RequestFinished pumps again.
-    if (other.phase == ModelPhase::kReady && other.in_flight == 0) IssueStop(other_id);
+    if (other.phase == ModelPhase::kReady && other.in_flight == 0) {
+      IssueStop(other_id, StopReason::kSwap);
+    }
   }
   if (!clear || target.stale) return false;  // a stale model restarts once it has stopped
   if (target.phase == ModelPhase::kStopped) IssueStart(b.model);
@@ -338,11 +360,11 @@ void Scheduler::Admit(ModelState& m, const std::string& model, RequestId id) {
   effects_->Admit(id);
 }
 
-void Scheduler::IssueStop(const std::string& model) {
+void Scheduler::IssueStop(const std::string& model, StopReason reason) {
   ModelState& m = models_.at(model);
   m.phase = ModelPhase::kStopping;
   m.stop_pending = true;
-  effects_->StopModel(model);
+  effects_->StopModel(model, reason);
 }
 
 void Scheduler::BecomeStopped(ModelState& m) {

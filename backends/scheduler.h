@@ -47,13 +47,24 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "config/status.h"
 
 namespace swapd {
 
 using RequestId = uint64_t;
 using SchedulerTime = std::chrono::steady_clock::time_point;
+
+// Why the Scheduler stops a model.
+enum class StopReason {
+  kSwap,      // to make room for another model
+  kTtl,       // idle for its ttl
+  kUnload,    // asked for (an unload route)
+  kReload,    // its definition changed or it was removed
+  kShutdown,  // swapd is stopping
+};
+// "swap", "ttl", "unload", "reload", "shutdown".
+const char* ToString(StopReason reason);
 
 // Where the Scheduler's decisions go. Called synchronously from inside a Scheduler event; an
 // implementation must not call back into the Scheduler from these methods.
@@ -63,7 +74,7 @@ class SchedulerEffects {
   // Start the model's backend; answer later with Scheduler::StartFinished.
   virtual void StartModel(const std::string& model) = 0;
   // Stop the model's backend (also when it is starting); answer later with StopFinished.
-  virtual void StopModel(const std::string& model) = 0;
+  virtual void StopModel(const std::string& model, StopReason reason) = 0;
   // The request is in flight now; it ends with Scheduler::RequestFinished.
   virtual void Admit(RequestId request) = 0;
   // The request failed; the Scheduler has forgotten it.
@@ -153,7 +164,7 @@ class Scheduler {
   bool BlockedByQueue(const std::string& model, std::list<Batch>::const_iterator end) const;
   bool ConflictsStopped(const ModelState& m) const;
   void IssueStart(const std::string& model);
-  void IssueStop(const std::string& model);
+  void IssueStop(const std::string& model, StopReason reason);
   void Admit(ModelState& m, const std::string& model, RequestId id);
   // The model has no process left: detach its requests, count the stop.
   void BecomeStopped(ModelState& m);

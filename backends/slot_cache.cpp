@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/proxy_url.h"
+#include "base/proxy_url.h"
 #include "config/slot_cache_settings.h"
 
 namespace swapd {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "config/status.h"
 
 namespace swapd {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

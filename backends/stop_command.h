@@ -9,7 +9,7 @@
 
 #include "backends/launcher.h"
 #include "backends/log_ring.h"
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

@@ -15,11 +15,12 @@
 #include "daemon/check_command.h"
 #include "daemon/config_reloader.h"
 #include "daemon/config_watcher.h"
-#include "daemon/http_server.h"
 #include "daemon/log_hub.h"
 #include "daemon/log_hub_sink.h"
 #include "daemon/metrics.h"
 #include "daemon/service_notify.h"
+#include "daemon/service_routes.h"
+#include "frontdoor/front_door.h"
 
 namespace swapd {
 namespace {
@@ -75,10 +76,15 @@ int App::Run() {
   backend_options.slot_store = slot_store;
   Router router(config, MakeProcessBackendFactory(std::move(backend_options)));
   router.SetEvents(metrics.RouterHooks());
-  HttpServerSettings server_settings;
+  FrontDoorSettings server_settings;
   server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
-  HttpServer server(config, router, &metrics, server_settings);
-  server.SetLogHub(log_hub);
+  FrontDoorEvents server_events;
+  server_events.on_proxied = [&metrics](const ProxyRecord& record) {
+    metrics.RecordRequest(record);
+  };
+  server_events.on_refused = [&metrics](const std::string& model, const std::string& route,
+                                        int status) { metrics.CountRequest(model, route, status); };
+  FrontDoor server(config, router, server_events, server_settings);
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
     slot_store->Configure(SlotStore::Settings::From(*next));
     ConfigDiff diff = router.Reconfigure(next);
@@ -92,7 +98,8 @@ int App::Run() {
     NotifyReloaded();
     return outcome;
   };
-  server.SetReloadHandler([&] { return reload("POST /api/config/reload"); });
+  AddServiceRoutes(server, router, metrics, [&] { return reload("POST /api/config/reload"); });
+  AddLogRoutes(server, log_hub);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());
     return 1;

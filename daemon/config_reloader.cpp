@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/check_command.h"
-#include "daemon/http_error.h"
+#include "frontdoor/error_response.h"
 
 namespace swapd {
 namespace {

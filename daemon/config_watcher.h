@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

@@ -16,7 +16,7 @@
 
 #include "backends/router.h"
 #include "backends/slot_store.h"
-#include "daemon/upstream_proxy.h"
+#include "frontdoor/upstream_proxy.h"
 
 namespace swapd {
 

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <string_view>
 
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/http1_response.h"
+#include "http/http1_response.h"
 
 namespace swapd {
 

@@ -1,10 +1,10 @@
-// fuzz_filters: a model's request filters applied to a JSON body (daemon/filters.h ApplyFilters).
-// The input is four parts, one per line except the last: useModelName, stripParams separated by
-// commas, setParams as a JSON object (anything else means none), then the request body, which
-// goes through ParseJsonRequest first as in the server.
-// Checked invariants: nothing changed means the document is untouched; otherwise the returned
-// text is the document, "model" is useModelName, stripped keys are gone unless set, set keys hold
-// their value; applying the filters again changes nothing more.
+// fuzz_filters: a model's request filters applied to a JSON body (frontdoor/filters.h
+// ApplyFilters). The input is four parts, one per line except the last: useModelName, stripParams
+// separated by commas, setParams as a JSON object (anything else means none), then the request
+// body, which goes through ParseJsonRequest first as in the server. Checked invariants: nothing
+// changed means the document is untouched; otherwise the returned text is the document, "model" is
+// useModelName, stripped keys are gone unless set, set keys hold their value; applying the filters
+// again changes nothing more.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/filters.h"
-#include "daemon/model_id.h"
+#include "frontdoor/filters.h"
+#include "frontdoor/model_id.h"
 #include "fuzz/fuzz_check.h"
 
 namespace swapd {

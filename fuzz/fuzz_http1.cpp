@@ -1,5 +1,5 @@
 // fuzz_http1: the HTTP/1.1 response reader the proxy applies to what a backend sends
-// (daemon/http1_response.h). The input is a response as it comes off the wire: a head, then a
+// (http/http1_response.h). The input is a response as it comes off the wire: a head, then a
 // body; its last bytes choose how the wire is cut (FuzzedDataProvider takes integers from the
 // end): whether the request was HEAD, a count, then that many piece sizes. A head that parses
 // must have a framing consistent with its fields; the body's payload, the decoder's end state
@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/http1_response.h"
 #include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
+#include "http/http1_response.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace swapd;

@@ -1,5 +1,5 @@
-// fuzz_http1_request: what the front door applies to a client's bytes (daemon/http1_request.h,
-// daemon/multipart.h): the request head, the body's framing, the query and a multipart form.
+// fuzz_http1_request: what the front door applies to a client's bytes (http/http1_request.h,
+// frontdoor/multipart.h): the request head, the body's framing, the query and a multipart form.
 // The input is a request as it comes off the wire; its last bytes (FuzzedDataProvider takes
 // integers from the end) choose a count and that many piece sizes. A head that parses must be
 // consistent with its fields; the decoded body must not depend on how the wire is cut; a form
@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/http1_request.h"
-#include "daemon/multipart.h"
+#include "frontdoor/multipart.h"
 #include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
+#include "http/http1_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace swapd;

@@ -1,6 +1,6 @@
-// fuzz_json_scan: the JSON scanner of the front door (daemon/json_scan.h). The input is any text.
-// nlohmann::json::parse is the oracle: ScanJson accepts exactly the texts it parses (within the
-// depth limit, which is checked against NestsDeeperThan), and the document rebuilt from the
+// fuzz_json_scan: the JSON scanner of the front door (frontdoor/json_scan.h). The input is any
+// text. nlohmann::json::parse is the oracle: ScanJson accepts exactly the texts it parses (within
+// the depth limit, which is checked against NestsDeeperThan), and the document rebuilt from the
 // scanner's events (keys, decoded strings, numbers as ReadJsonNumber reads them, depths) equals
 // the parsed one.
 #include <cstddef>
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/json_scan.h"
-#include "daemon/model_id.h"
+#include "frontdoor/json_scan.h"
+#include "frontdoor/model_id.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/json_depth.h"
 

@@ -1,19 +1,19 @@
-// fuzz_model_id: the model a request names (daemon/model_id.h ParseJsonRequest). The input is the
-// request body, optionally preceded by a first line `?model=VALUE` that stands for the query
+// fuzz_model_id: the model a request names (frontdoor/model_id.h ParseJsonRequest). The input is
+// the request body, optionally preceded by a first line `?model=VALUE` that stands for the query
 // parameter (already URL-decoded, as the front server hands it over). ParseJsonRequest scans the
 // body without building a document; the parsed document is the oracle: the body is accepted
 // exactly when it parses to an object (not nested too deep) whose "model" is a string or null
 // and whose "stream" is a boolean or null, with a model from the body or the query; the body's
 // string "model" wins over the query; every error is a 400 with a message.
 // swapd has no pure function for the multipart case: the form is parsed by cpp-httplib inside
-// the server (HttpServer::HandleMultipartInference reads its `model` field), so it is not here.
+// the server (FrontDoor::HandleMultipartInference reads its `model` field), so it is not here.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "daemon/model_id.h"
+#include "frontdoor/model_id.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/json_depth.h"
 

@@ -1,10 +1,10 @@
 // fuzz_usage: the scanner that reads token counts from a response as it streams by
-// (daemon/usage_scanner.h). The input's last bytes choose how the stream is cut (FuzzedDataProvider
-// takes integers from the end): a count, then that many piece sizes; the rest, from the start, is
-// the response body. Both modes (SSE and a plain JSON body) are checked: the result must not depend
-// on how the stream is cut (whole, in the chosen pieces, one byte at a time), and an SSE stream
-// that never mentions "usage" or "timings" yields nothing. A plain body must give what the
-// parsed document holds (tests/support/usage_reference.h, the obvious reading).
+// (frontdoor/usage_scanner.h). The input's last bytes choose how the stream is cut
+// (FuzzedDataProvider takes integers from the end): a count, then that many piece sizes; the rest,
+// from the start, is the response body. Both modes (SSE and a plain JSON body) are checked: the
+// result must not depend on how the stream is cut (whole, in the chosen pieces, one byte at a
+// time), and an SSE stream that never mentions "usage" or "timings" yields nothing. A plain body
+// must give what the parsed document holds (tests/support/usage_reference.h, the obvious reading).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/usage_scanner.h"
+#include "frontdoor/usage_scanner.h"
 #include "fuzz/body_pieces.h"
 #include "fuzz/fuzz_check.h"
 #include "tests/support/usage_reference.h"

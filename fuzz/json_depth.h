@@ -1,5 +1,5 @@
 // NestsDeeperThan: the fuzz targets' own reading of JSON nesting, as an oracle for the depth limit
-// that ScanJson enforces (daemon/json_scan.h): it counts brackets outside strings, without
+// that ScanJson enforces (frontdoor/json_scan.h): it counts brackets outside strings, without
 // parsing. Pure; thread safe.
 #pragma once
 

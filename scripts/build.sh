@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds swapd into BUILD_DIR (default build/). Extra arguments go to cmake.
 # SWAPD_SANITIZE=address,undefined builds with sanitizers (use another BUILD_DIR for that).
+# A developer build: warnings are errors (SWAPD_WERROR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -DSWAPD_SANITIZE="${SWAPD_SANITIZE:-}" "$@" >/dev/null
+cmake -S . -B "$build_dir" -DSWAPD_WERROR=ON -DSWAPD_SANITIZE="${SWAPD_SANITIZE:-}" "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

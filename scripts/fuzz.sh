@@ -27,7 +27,7 @@ started=$SECONDS
 scripts/install-deps.sh clang libclang-rt-14-dev
 build_dir=build-fuzz
 # -O1 with line tables only: compiles in half the time of RelWithDebInfo, and keeps assert().
-CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DSWAPD_FUZZ=ON -DSWAPD_BUILD_TESTS=OFF \
+CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DSWAPD_FUZZ=ON -DSWAPD_WERROR=ON -DSWAPD_BUILD_TESTS=OFF \
   -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}" >/dev/null
 built=$SECONDS

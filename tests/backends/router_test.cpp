@@ -240,6 +240,23 @@ TEST_CASE("router: AwaitNotReady waits until the Router itself has heard of the 
   CHECK(f.router.AwaitNotReady("b", Clock::now()));  // never started
 }
 
+TEST_CASE("router: AwaitFailure says why a model stopped serving", "[unit][router]") {
+  Fixture f(DuoConfig());
+  REQUIRE(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  CHECK(f.router.AwaitFailure("a", Clock::now() + 20ms).empty());  // still ready
+  std::function<void()> notify = f.script->Die("a");
+  auto failure = std::async(std::launch::async,
+                            [&] { return f.router.AwaitFailure("a", Clock::now() + kPatience); });
+  std::thread late(notify);
+  CHECK(failure.get() == "backend exited: exit status 139");
+  late.join();
+  // A new start forgets the exit; a stop is described by its reason.
+  REQUIRE(f.router.Acquire("a", Clock::now() + kPatience).ok());
+  CHECK(f.router.AwaitFailure("a", Clock::now() + 20ms).empty());
+  f.router.Unload("a");
+  CHECK(f.router.AwaitFailure("a", Clock::now()) == "backend stopping (unload)");
+}
+
 TEST_CASE("router: preload starts the configured models without blocking", "[unit][router]") {
   Fixture f(DuoConfig().Preload({"coder", "helper"}));
   f.router.Preload();

@@ -18,7 +18,10 @@ namespace swapd::testing {
 class FakeEffects : public SchedulerEffects {
  public:
   void StartModel(const std::string& model) override { log_.push_back("start " + model); }
-  void StopModel(const std::string& model) override { log_.push_back("stop " + model); }
+  void StopModel(const std::string& model, StopReason reason) override {
+    log_.push_back("stop " + model);
+    stop_reasons_[model] = ToString(reason);
+  }
   void Admit(RequestId request) override { log_.push_back("admit " + std::to_string(request)); }
   void Reject(RequestId request, const Status& why) override {
     log_.push_back("reject " + std::to_string(request));
@@ -28,10 +31,16 @@ class FakeEffects : public SchedulerEffects {
   // The effects since the last Take(), in order.
   std::vector<std::string> Take() { return std::exchange(log_, {}); }
   const Status& Rejection(RequestId request) { return rejected_.at(request); }
+  // Why the model was stopped last ("swap", "ttl", ...; "" when it never was).
+  std::string StopReasonOf(const std::string& model) const {
+    auto it = stop_reasons_.find(model);
+    return it == stop_reasons_.end() ? "" : it->second;
+  }
 
  private:
   std::vector<std::string> log_;
   std::map<RequestId, Status> rejected_;
+  std::map<std::string, std::string> stop_reasons_;
 };
 
 class ConfigBuilder {

@@ -62,6 +62,7 @@ TEST_CASE("reload: a changed idle model stops at once; nothing restarts it until
   h.scheduler.RequestFinished(1, h.now);
   h.scheduler.Reconfigure(Duo(), {"a"});
   CHECK(h.effects.Take() == Log{"stop a"});
+  CHECK(h.effects.StopReasonOf("a") == "reload");
   h.scheduler.StopFinished("a");
   CHECK(h.effects.Take().empty());
   CHECK(h.scheduler.Phase("a") == ModelPhase::kStopped);

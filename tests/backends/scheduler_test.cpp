@@ -74,6 +74,7 @@ TEST_CASE("a swap issues its stops first and starts only when they completed",
 
   h.scheduler.RequestArrived(3, "a");
   CHECK(h.effects.Take() == Log{"stop coder", "stop helper"});
+  CHECK(h.effects.StopReasonOf("coder") == "swap");
   h.scheduler.StopFinished("coder");
   CHECK(h.effects.Take().empty());
   h.scheduler.StopFinished("helper");
@@ -205,6 +206,7 @@ TEST_CASE("TTL stops a model idle for its ttl, counted from ready or last finish
   CHECK(h.effects.Take().empty());
   h.scheduler.Tick(h.now + seconds(5));
   CHECK(h.effects.Take() == Log{"stop a"});
+  CHECK(h.effects.StopReasonOf("a") == "ttl");
   CHECK_FALSE(h.scheduler.NextDeadline());
 
   // Deadline from the moment it became ready when no request ever finishes there (preload).
@@ -224,6 +226,7 @@ TEST_CASE("unload stops at once; queued requests start the model again afterward
   h.Run(1, "a");
   h.scheduler.Unload("a");  // request 1 still in flight
   CHECK(h.effects.Take() == Log{"stop a"});
+  CHECK(h.effects.StopReasonOf("a") == "unload");
   h.scheduler.RequestArrived(2, "a");  // arrives during the stop: queued
   CHECK(h.effects.Take().empty());
   h.scheduler.StopFinished("a");
@@ -299,6 +302,7 @@ TEST_CASE("shutdown fails queued requests, stops everything, admits nothing", "[
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.Shutdown();
   CHECK(h.effects.Take() == Log{"reject 2", "reject 3", "stop a", "stop emb"});
+  CHECK(h.effects.StopReasonOf("emb") == "shutdown");
   CHECK(h.effects.Rejection(2).code() == ErrorCode::kUnavailable);
   CHECK(h.effects.Rejection(3).code() == ErrorCode::kUnavailable);
   h.scheduler.RequestArrived(4, "emb");

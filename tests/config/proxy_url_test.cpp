@@ -1,5 +1,5 @@
 // ParseProxyUrl: the one place a model's proxy URL is taken apart.
-#include "config/proxy_url.h"
+#include "base/proxy_url.h"
 
 #include <catch2/catch.hpp>
 

@@ -144,6 +144,8 @@ TEST_CASE("a backend crash mid-stream ends the stream with an error event",
       HttpPost(url, "/v1/chat/completions", ChatBody("cr-m", false, 50), "application/json", 60s);
   CHECK(ok2.status == 502);
   CHECK_THAT(ErrorMessage(ok2.body), Catch::Contains("cr-m"));
+  CHECK_THAT(ErrorMessage(ok2.body), Catch::Contains("backend exited"));
+  CHECK_THAT(ErrorMessage(ok2.body), Catch::Contains("exited unexpectedly"));
 }
 
 TEST_CASE("a request right after the backend died starts it again instead of failing",

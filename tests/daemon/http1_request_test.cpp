@@ -1,10 +1,12 @@
-// Unit tests of the request side of HTTP/1.1 (daemon/http1_request.h) and of the multipart form
-// scan (daemon/multipart.h).
-#include "daemon/http1_request.h"
+// Unit tests of the request side of HTTP/1.1 (http/http1_request.h) and of the multipart form
+// scan (frontdoor/multipart.h).
+#include "http/http1_request.h"
 
 #include <catch2/catch.hpp>
 
-#include "daemon/multipart.h"
+#include <algorithm>
+
+#include "frontdoor/multipart.h"
 
 namespace swapd {
 namespace {
@@ -35,7 +37,7 @@ TEST_CASE("a request head: line, fields, decoded path and raw query", "[unit][ht
   CHECK(h.query == "model=m%201&q");
   CHECK(h.minor_version == 1);
   CHECK(h.headers.size() == 3);
-  CHECK(h.headers.find("x-two")->second == "spaced");  // names are case-insensitive
+  CHECK(h.headers.Get("x-two") == "spaced");  // names are case-insensitive
   CHECK(h.framing == BodyFraming::kLength);
   CHECK(h.content_length == 5);
   CHECK(h.keep_alive);
@@ -88,12 +90,15 @@ TEST_CASE("percent-decoding and query parameters", "[unit][http1]") {
   CHECK(PercentDecode("a%20b%2fc+d", false) == "a b/c+d");
   CHECK(PercentDecode("a%20b+c", true) == "a b c");
   CHECK(PercentDecode("%zz%4", false) == "%zz%4");  // malformed escapes stay as they are
-  httplib::Params p = ParseQuery("model=qwen%2F7b&&no-history&x=1+2&x=3");
-  CHECK(p.size() == 4);
-  CHECK(p.find("model")->second == "qwen/7b");
-  CHECK(p.find("no-history")->second.empty());
-  CHECK(p.count("x") == 2);
-  CHECK(p.find("x")->second == "1 2");
+  HttpRequest req;
+  req.params = ParseQuery("model=qwen%2F7b&&no-history&x=1+2&x=3");
+  CHECK(req.params.size() == 4);
+  CHECK(req.Param("model") == "qwen/7b");
+  CHECK(req.Param("no-history") == "");
+  CHECK_FALSE(req.Param("none").has_value());
+  CHECK(std::count_if(req.params.begin(), req.params.end(),
+                      [](const auto& p) { return p.first == "x"; }) == 2);
+  CHECK(req.Param("x") == "1 2");  // the first of two
 }
 
 TEST_CASE("multipart: the boundary and the model field", "[unit][http1]") {

@@ -1,14 +1,14 @@
 // Unit tests of the HTTP/1.1 response reader the proxy uses on backend connections: heads,
 // framing, and chunked bodies cut at every possible place.
-#include "daemon/http1_response.h"
+#include "http/http1_response.h"
 
 #include <catch2/catch.hpp>
 
 #include <string_view>
 #include <vector>
 
-#include "daemon/http1_syntax.h"
-#include "daemon/proxy_message.h"
+#include "frontdoor/proxy_message.h"
+#include "http/http1_syntax.h"
 
 namespace swapd {
 namespace {
@@ -159,14 +159,17 @@ TEST_CASE("a malformed chunked body fails", "[unit][proxy]") {
 
 TEST_CASE("the request head carries the client's end-to-end fields to the backend",
           "[unit][proxy]") {
-  httplib::Headers headers = {{"Content-Type", "application/json"},
-                              {"Authorization", "Bearer k"},
-                              {"Connection", "keep-alive, Upgrade"},
-                              {"Host", "swapd:8080"},
-                              {"Content-Length", "999"},
-                              {"Expect", "100-continue"},
-                              {"REMOTE_ADDR", "127.0.0.1"},
-                              {"Transfer-Encoding", "chunked"}};
+  HttpHeaders headers;
+  for (auto [name, value] : {std::pair{"Content-Type", "application/json"},
+                             {"Authorization", "Bearer k"},
+                             {"Connection", "keep-alive, Upgrade"},
+                             {"Host", "swapd:8080"},
+                             {"Content-Length", "999"},
+                             {"Expect", "100-continue"},
+                             {"REMOTE_ADDR", "127.0.0.1"},
+                             {"Transfer-Encoding", "chunked"}}) {
+    headers.Add(name, value);
+  }
   ProxyRequest request;
   request.method = "POST";
   request.target = "/v1/chat/completions?x=1";

@@ -4,7 +4,7 @@
 // refused requests, and the threads: an idle connection holds none, blocked handlers do not block
 // the others, a deferred response holds none while it waits, Stop() ends Run() with connections
 // open.
-#include "daemon/http1_server.h"
+#include "http/http1_server.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/deferred_response.h"
+#include "http/request_context.h"
 #include "tests/support/latch.h"
 #include "tests/support/raw_connection.h"
 #include "tests/support/wait.h"
@@ -54,9 +54,15 @@ class Server {
 };
 
 // Echoes what the handler saw: method, path, the "q" parameter and the body.
-void Echo(const httplib::Request& req, httplib::Response& res) {
-  std::string q = req.has_param("q") ? req.get_param_value("q") : "";
-  res.set_content(req.method + " " + req.path + " q=" + q + " body=" + req.body, "text/plain");
+void Echo(const HttpRequest& req, HttpResponse& res, RequestContext&) {
+  std::string q(req.Param("q").value_or(""));
+  res.SetBody(req.method + " " + req.path + " q=" + q + " body=" + req.body, "text/plain");
+}
+
+// An application's ErrorRenderer: the server answers refused requests with what it makes.
+void JsonError(HttpResponse& res, int status, std::string_view message) {
+  res.status = status;
+  res.SetBody("{\"error\":{\"message\":\"" + std::string(message) + "\"}}", "application/json");
 }
 
 int ThreadCount() {
@@ -127,18 +133,17 @@ TEST_CASE("Expect: 100-continue, HTTP/1.0 and HEAD", "[unit][http1]") {
 TEST_CASE("a streamed answer is chunked; a client that leaves ends it", "[unit][http1]") {
   std::atomic<int> released{-1};  // the releaser's "success", once called
   std::atomic<bool> forever{false};
-  Server server([&](const httplib::Request& req, httplib::Response& res) {
+  Server server([&](const HttpRequest& req, HttpResponse& res, RequestContext&) {
     auto count = std::make_shared<int>(0);
     const bool endless = req.path == "/endless";
-    res.set_chunked_content_provider(
+    res.SetStream(
         "text/event-stream",
-        [count, endless](size_t, httplib::DataSink& sink) {
+        [count, endless](BodyWriter& out, RequestContext&) {
           if (!endless && *count == 3) {
-            sink.done();
+            out.End();
             return true;
           }
-          std::string event = "data: " + std::to_string((*count)++) + "\n\n";
-          return sink.write(event.data(), event.size());
+          return out.Write("data: " + std::to_string((*count)++) + "\n\n");
         },
         [&released, endless](bool success) {
           if (endless) released = success ? 1 : 0;
@@ -172,8 +177,9 @@ TEST_CASE("a streamed answer is chunked; a client that leaves ends it", "[unit][
   }
 }
 
-TEST_CASE("refused requests get a JSON error and the connection closes", "[unit][http1]") {
+TEST_CASE("refused requests get the renderer's error and the connection closes", "[unit][http1]") {
   Http1ServerSettings settings;
+  settings.limits.render_error = JsonError;
   settings.limits.max_body_bytes = 10;
   settings.limits.max_header_fields = 4;
   Server server(Echo, settings);
@@ -211,6 +217,7 @@ TEST_CASE("refused requests get a JSON error and the connection closes", "[unit]
 
 TEST_CASE("a refused client that keeps sending holds no thread", "[unit][http1]") {
   Http1ServerSettings settings;
+  settings.limits.render_error = JsonError;
   settings.limits.max_body_bytes = 10;
   Server server(Echo, settings);
   RawConnection warm(server.port());
@@ -240,14 +247,27 @@ TEST_CASE("a refused client that keeps sending holds no thread", "[unit][http1]"
   }
 }
 
-TEST_CASE("a handler that throws gives 500 JSON", "[unit][http1]") {
-  Server server(
-      [](const httplib::Request&, httplib::Response&) { throw std::runtime_error("boom"); });
-  RawConnection c(server.port());
+TEST_CASE("a handler that throws gives 500 with the renderer's error", "[unit][http1]") {
+  auto boom = [](const HttpRequest&, HttpResponse& res, RequestContext&) {
+    res.SetStream("text/plain", [](BodyWriter&, RequestContext&) { return false; });
+    throw std::runtime_error("boom");
+  };
+  Http1ServerSettings settings;
+  settings.limits.render_error = JsonError;
+  Server json(boom, settings);
+  RawConnection c(json.port());
   REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
   std::string head = c.ReadUntil("\r\n\r\n");
   CHECK(head.rfind("HTTP/1.1 500 Internal Server Error\r\n", 0) == 0);
+  CHECK(head.find("Content-Type: application/json\r\n") != std::string::npos);
   CHECK(c.ReadUntil("}}").find("internal error: boom") != std::string::npos);
+  // Without one: plain text.
+  Server plain(boom);
+  RawConnection p(plain.port());
+  REQUIRE(p.Send("GET / HTTP/1.1\r\n\r\n"));
+  std::string answer = p.ReadUntil("boom\n");
+  CHECK(answer.find("Content-Type: text/plain") != std::string::npos);
+  CHECK(answer.find("internal error: boom") != std::string::npos);
 }
 
 // Counts the handlers that have started; waits until enough have. Thread safe.
@@ -270,18 +290,18 @@ class Arrivals {
 };
 
 TEST_CASE("idle connections hold no thread; blocked handlers block no one else", "[unit][http1]") {
-  // Said: the handler calls BeforeBlocking and the server adds a thread at once. Unsaid: the
-  // server's watchdog notices that no thread is left for the other connections.
+  // Said: the handler calls RequestContext::WillBlock and the server adds a thread at once. Unsaid:
+  // the server's watchdog notices that no thread is left for the other connections.
   const std::string path = GENERATE(std::string("/block"), std::string("/say-and-block"));
   testing::Latch release;
   Arrivals entered;
-  Server server([&](const httplib::Request& req, httplib::Response& res) {
+  Server server([&](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
     if (req.path == "/block" || req.path == "/say-and-block") {
-      if (req.path == "/say-and-block") BeforeBlocking();
+      if (req.path == "/say-and-block") ctx.WillBlock();
       entered.Arrive();
       release.Wait(60s);
     }
-    res.set_content("done " + req.path, "text/plain");
+    res.SetBody("done " + req.path, "text/plain");
   });
   RawConnection warm(server.port());
   REQUIRE(warm.Send("GET /warm HTTP/1.1\r\n\r\n"));
@@ -327,9 +347,9 @@ TEST_CASE("a deferred response waits in the epoll set, step by step, or until it
   auto wait = 20s;
   std::function<DeferredStep()> next_step = [&]() -> DeferredStep {
     return {readable, &in_set, Clock::now() + wait,
-            [&](httplib::Response& res, WaitEnd end) -> DeferredStep {
+            [&](HttpResponse& res, WaitEnd end, RequestContext&) -> DeferredStep {
               if (end == WaitEnd::kTimedOut) {
-                res.set_content("timed out with \"" + std::exchange(text, "") + "\"", "text/plain");
+                res.SetBody("timed out with \"" + std::exchange(text, "") + "\"", "text/plain");
                 return {};
               }
               char buf[64];
@@ -337,18 +357,17 @@ TEST_CASE("a deferred response waits in the epoll set, step by step, or until it
               if (n > 0) text.append(buf, static_cast<size_t>(n));
               // Waits again until a whole line has come.
               if (text.empty() || text.back() != '\n') return next_step();
-              res.set_content("got " + std::exchange(text, ""), "text/plain");
+              res.SetBody("got " + std::exchange(text, ""), "text/plain");
               return {};
             }};
   };
-  Server server([&](const httplib::Request& req, httplib::Response& res) {
-    Deferrer* deferrer = CurrentDeferrer();
-    if (req.path == "/quick" || deferrer == nullptr) {
-      res.set_content(deferrer != nullptr ? "quick" : "no deferrer", "text/plain");
+  Server server([&](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+    if (req.path == "/quick") {
+      res.SetBody("quick", "text/plain");
       return;
     }
     wait = req.path == "/short" ? 1s : 20s;
-    deferrer->Defer(next_step());
+    ctx.Defer(next_step());
   });
   auto write_pipe = [&](const std::string& bytes) {
     return write(pipe_fds[1], bytes.data(), bytes.size()) == static_cast<long>(bytes.size());
@@ -382,16 +401,15 @@ TEST_CASE("a deferred step whose descriptor cannot join the epoll set runs on a 
   const int file = mkstemp(path);
   REQUIRE(file >= 0);
   unlink(path);
-  Server server([&](const httplib::Request&, httplib::Response&) {
-    CurrentDeferrer()->Defer(
-        {file, nullptr, Clock::now() + 1h, [](httplib::Response& res, WaitEnd end) -> DeferredStep {
-           Deferrer* d = CurrentDeferrer();
-           const bool may_defer = d != nullptr && d->ShouldDefer();
-           res.set_content(std::string("timed_out=") + (end == WaitEnd::kTimedOut ? "yes" : "no") +
-                               " may_defer=" + (may_defer ? "yes" : "no"),
-                           "text/plain");
-           return {};
-         }});
+  Server server([&](const HttpRequest&, HttpResponse&, RequestContext& ctx) {
+    ctx.Defer({file, nullptr, Clock::now() + 1h,
+               [](HttpResponse& res, WaitEnd end, RequestContext& step_ctx) -> DeferredStep {
+                 res.SetBody(std::string("timed_out=") +
+                                 (end == WaitEnd::kTimedOut ? "yes" : "no") +
+                                 " may_defer=" + (step_ctx.ShouldDefer() ? "yes" : "no"),
+                             "text/plain");
+                 return {};
+               }});
   });
   RawConnection c(server.port());
   REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
@@ -413,12 +431,13 @@ TEST_CASE("an idle connection is closed after the idle timeout", "[unit][http1]"
 }
 
 TEST_CASE("Stop ends Run with idle connections and a stream open", "[unit][http1]") {
-  auto server = std::make_unique<Server>([](const httplib::Request&, httplib::Response& res) {
-    res.set_chunked_content_provider("text/plain", [](size_t, httplib::DataSink& sink) {
-      std::this_thread::sleep_for(5ms);  // a slow producer, not synchronization
-      return sink.write("x", 1);
-    });
-  });
+  auto server =
+      std::make_unique<Server>([](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        res.SetStream("text/plain", [](BodyWriter& out, RequestContext&) {
+          std::this_thread::sleep_for(5ms);  // a slow producer, not synchronization
+          return out.Write("x");
+        });
+      });
   RawConnection idle(server->port());
   RawConnection streaming(server->port());
   REQUIRE(streaming.Send("GET / HTTP/1.1\r\n\r\n"));

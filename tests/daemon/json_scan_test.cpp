@@ -1,6 +1,6 @@
 // Unit tests of ScanJson: it must accept exactly what nlohmann::json::parse accepts and report
 // the values, keys and depths a parsed document would hold.
-#include "daemon/json_scan.h"
+#include "frontdoor/json_scan.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Tests of Listen and AddressText: an ephemeral port, a port already taken, an address of no
 // interface here, and the text of IPv4 and IPv6 addresses.
-#include "daemon/listen_socket.h"
+#include "http/listen_socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "daemon/upstream_proxy.h"
+#include "frontdoor/upstream_proxy.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/swapd_process.h"
 

@@ -2,11 +2,11 @@
 // the error mapper, and the usage scanner.
 #include <catch2/catch.hpp>
 
-#include "daemon/auth.h"
-#include "daemon/filters.h"
-#include "daemon/http_error.h"
-#include "daemon/model_id.h"
-#include "daemon/usage_scanner.h"
+#include "frontdoor/auth.h"
+#include "frontdoor/error_response.h"
+#include "frontdoor/filters.h"
+#include "frontdoor/model_id.h"
+#include "frontdoor/usage_scanner.h"
 #include "tests/support/usage_reference.h"
 
 namespace swapd {
@@ -123,21 +123,21 @@ TEST_CASE("errors map to status and OpenAI-shaped JSON", "[unit][front]") {
                {ErrorCode::kBackendFailed, 502},   {ErrorCode::kUnavailable, 503},
                {ErrorCode::kTimeout, 504}};
   for (const auto& c : cases) {
-    httplib::Response res;
+    HttpResponse res;
     SetErrorResponse(res, Status::Error(c.code, "went wrong \xff"));
     CHECK(res.status == c.status);
     auto body = nlohmann::json::parse(res.body);
     CHECK_THAT(body["error"]["message"].get<std::string>(), Catch::StartsWith("went wrong"));
     CHECK(body["error"]["type"].is_string());
     CHECK(body["error"]["code"].is_string());
-    CHECK(res.get_header_value("Content-Type") == "application/json");
+    CHECK(res.headers.Get("Content-Type") == "application/json");
   }
-  httplib::Response busy;
+  HttpResponse busy;
   SetErrorResponse(busy, Status::Error(ErrorCode::kTooManyRequests, "busy"));
-  CHECK(busy.get_header_value("Retry-After") == "1");
-  httplib::Response denied;
+  CHECK(busy.headers.Get("Retry-After") == "1");
+  HttpResponse denied;
   SetErrorResponse(denied, Status::Error(ErrorCode::kUnauthorized, "no"));
-  CHECK(denied.has_header("WWW-Authenticate"));
+  CHECK(denied.headers.Has("WWW-Authenticate"));
   CHECK_THAT(ErrorEvent(Status::Error(ErrorCode::kBackendFailed, "x")),
              Catch::StartsWith("data: {\"error\"") && Catch::EndsWith("\n\n"));
 }

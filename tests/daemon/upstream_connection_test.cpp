@@ -2,7 +2,7 @@
 // listener on an ephemeral port whose one connection answers with fixed bytes, so that the
 // cases a real llama-server rarely shows (closing an idle keep-alive connection, silence, stray
 // bytes, refusal) happen on demand.
-#include "daemon/upstream_connection.h"
+#include "http/upstream_connection.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/upstream_client_pool.h"
+#include "http/upstream_client_pool.h"
 
 namespace swapd {
 namespace {
@@ -93,11 +93,12 @@ std::unique_ptr<UpstreamConnection> Connect(const ScriptedBackend& backend,
 std::string Exchange(UpstreamConnection& c, UpstreamFailure& failure) {
   ResponseStart start;
   std::string body;
+  NoRequestContext ctx;
   if (!c.Send("GET /x HTTP/1.1\r\nHost: h\r\n\r\n", "", failure)) return body;
-  if (!c.ReadHead(false, start, failure)) return body;
+  if (!c.ReadHead(false, start, failure, ctx)) return body;
   for (bool done = false; !done;) {
     std::string_view piece;
-    if (!c.ReadBody(piece, done, failure)) break;
+    if (!c.ReadBody(piece, done, failure, ctx)) break;
     body.append(piece);
   }
   return body;

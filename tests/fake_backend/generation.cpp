@@ -47,7 +47,11 @@ std::vector<std::string> GenerateTokens(std::string_view prompt, int n) {
   const uint64_t seed = Fnv1a(prompt);
   for (int i = 0; i < n; ++i) {
     std::string_view word = kVocabulary[(seed + static_cast<uint64_t>(i) * 7) % kVocabulary.size()];
-    tokens.push_back(i == 0 ? std::string(word) : " " + std::string(word));
+    std::string token;
+    token.reserve(word.size() + 1);
+    if (i > 0) token += ' ';
+    token += word;
+    tokens.push_back(std::move(token));
   }
   return tokens;
 }

@@ -1,9 +1,9 @@
-// Requests that broke ParseJsonRequest / ApplyFilters (daemon/model_id.h, daemon/filters.h).
+// Requests that broke ParseJsonRequest / ApplyFilters (frontdoor/model_id.h, frontdoor/filters.h).
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "daemon/filters.h"
-#include "daemon/model_id.h"
+#include "frontdoor/filters.h"
+#include "frontdoor/model_id.h"
 
 namespace swapd {
 namespace {

@@ -1,8 +1,8 @@
-// UsageScanner (daemon/usage_scanner.h): the counts must not depend on how a stream is cut.
+// UsageScanner (frontdoor/usage_scanner.h): the counts must not depend on how a stream is cut.
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "daemon/usage_scanner.h"
+#include "frontdoor/usage_scanner.h"
 
 namespace swapd {
 namespace {

@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "config/status.h"
+#include "base/status.h"
 
 namespace swapd::testing {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "config/status.h"
+#include "base/status.h"
 #include "tests/support/child_process.h"
 
 namespace swapd::testing {

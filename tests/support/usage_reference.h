@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-#include "daemon/usage_scanner.h"
+#include "frontdoor/usage_scanner.h"
 
 namespace swapd::testing {
 

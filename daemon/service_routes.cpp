@@ -1,0 +1,84 @@
+#include "daemon/service_routes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "daemon/metrics.h"
+#include "frontdoor/error_response.h"
+
+namespace swapd {
+namespace {
+
+// How many of a backend's last output lines GET /api/models shows.
+constexpr size_t kApiModelsLogLines = 20;
+
+nlohmann::json Lines(const std::string& text) {
+  nlohmann::json lines = nlohmann::json::array();
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return lines;
+}
+
+nlohmann::json ApiModels(const Router& router, const Metrics& metrics) {
+  nlohmann::json models = nlohmann::json::array();
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<ModelSnapshot> snapshot = router.Snapshot();
+  std::sort(snapshot.begin(), snapshot.end(),
+            [](const ModelSnapshot& x, const ModelSnapshot& y) { return x.id < y.id; });
+  for (const auto& m : snapshot) {
+    const bool ready = m.backend.state == BackendState::kReady;
+    ModelCounters counters = metrics.Counters(m.id);
+    nlohmann::json item = {
+        {"id", m.id},
+        {"state", ToString(m.backend.state)},
+        {"pid", m.backend.pid},
+        {"uptime_seconds",
+         ready ? std::chrono::duration<double>(now - m.backend.since).count() : 0.0},
+        {"last_error", m.backend.last_error},
+        {"last_log_lines", Lines(router.LogTail(m.id, kApiModelsLogLines))},
+        {"in_flight", m.in_flight},
+        {"queued", m.queued},
+        {"generation_tokens_per_second", counters.last_generation_tps},
+        {"prompt_tokens_per_second", counters.last_prompt_tps},
+        {"starts", counters.starts},
+        {"start_failures", counters.start_failures},
+        {"crashes", counters.crashes}};
+    models.push_back(std::move(item));
+  }
+  return {{"models", models}};
+}
+
+}  // namespace
+
+void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
+                      std::function<ReloadOutcome()> reload) {
+  door.AddRoute("GET", "/metrics",
+                [&router, &metrics](const HttpRequest&, HttpResponse& res, RequestContext&) {
+                  res.SetBody(metrics.RenderPrometheus(router.Snapshot()),
+                              "text/plain; version=0.0.4");
+                });
+  door.AddRoute("GET", "/api/models",
+                [&router, &metrics](const HttpRequest&, HttpResponse& res, RequestContext&) {
+                  res.SetBody(ApiModels(router, metrics).dump(), "application/json");
+                });
+  door.AddRoute(
+      "POST", "/api/config/reload",
+      [reload = std::move(reload)](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {
+        if (!reload) {
+          return SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable,
+                                                     "reloading is not available in this server"));
+        }
+        ctx.WillBlock();  // a reload may stop models
+        ReloadOutcome outcome = reload();
+        res.status = outcome.ok ? 200 : 400;
+        res.SetBody(ReloadOutcomeJson(outcome).dump(), "application/json");
+      });
+}
+
+}  // namespace swapd

@@ -1,0 +1,73 @@
+#include "frontdoor/auth.h"
+
+#include "http/http1_syntax.h"
+
+namespace swapd {
+namespace {
+
+// Compares in time that depends only on the lengths, not on where the first difference is.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = a.size() < b.size() ? a.size() : b.size();
+  for (size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+bool MatchesAnyKey(const std::vector<std::string>& keys, std::string_view candidate) {
+  bool found = false;
+  for (const auto& key : keys) found |= ConstantTimeEquals(key, candidate);
+  return found && !candidate.empty();
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string DecodeBase64(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  std::string out;
+  unsigned int buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v = value(c);
+    if (v < 0) return {};
+    buffer = (buffer << 6) | static_cast<unsigned int>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+bool IsAuthorized(const std::vector<std::string>& keys, std::string_view authorization,
+                  std::string_view x_api_key) {
+  if (keys.empty()) return true;
+  if (MatchesAnyKey(keys, Trim(x_api_key))) return true;
+  authorization = Trim(authorization);
+  if (StartsWithIgnoreCase(authorization, "bearer ")) {
+    return MatchesAnyKey(keys, Trim(authorization.substr(7)));
+  }
+  if (StartsWithIgnoreCase(authorization, "basic ")) {
+    std::string decoded = DecodeBase64(Trim(authorization.substr(6)));
+    size_t colon = decoded.find(':');
+    if (colon == std::string::npos) return false;
+    return MatchesAnyKey(keys, std::string_view(decoded).substr(colon + 1));
+  }
+  return false;
+}
+
+}  // namespace swapd

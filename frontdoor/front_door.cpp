@@ -1,0 +1,267 @@
+// FrontDoor: construction, then one request from the top: Handle -> Route -> the inference
+// handlers -> Dispatch (Router, then UpstreamProxy). The llama-swap listing and unload routes are
+// in list_routes.cpp.
+#include "frontdoor/front_door.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "frontdoor/auth.h"
+#include "frontdoor/error_response.h"
+#include "frontdoor/filters.h"
+#include "frontdoor/model_id.h"
+#include "frontdoor/multipart.h"
+#include "http/http1_server.h"
+
+namespace swapd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// More request headers than any client sends; beyond it 431.
+constexpr size_t kMaxRequestHeaders = 256;
+// An idle keep-alive connection is closed after this long (it holds no thread meanwhile).
+constexpr auto kIdleTimeout = std::chrono::seconds(60);
+
+// The POST routes whose JSON body names the model (llama-swap's list).
+constexpr const char* kJsonRoutes[] = {
+    "/v1/chat/completions", "/v1/completions", "/v1/embeddings",
+    "/v1/responses",        "/v1/messages",    "/v1/messages/count_tokens",
+    "/v1/rerank",           "/rerank",         "/v1/reranking",
+    "/reranking",           "/completion",     "/infill",
+    "/v1/audio/speech"};
+
+std::optional<std::string> QueryModel(const HttpRequest& req) {
+  std::optional<std::string_view> model = req.Param("model");
+  if (!model) return std::nullopt;
+  return std::string(*model);
+}
+
+}  // namespace
+
+FrontDoor::FrontDoor(std::shared_ptr<const Config> config, Router& router, FrontDoorEvents events,
+                     FrontDoorSettings settings)
+    : router_(router), events_(std::move(events)), settings_(settings), config_(std::move(config)) {
+  Http1ServerSettings server_settings;
+  server_settings.limits.max_body_bytes = settings_.max_body_bytes;
+  server_settings.limits.max_header_fields = kMaxRequestHeaders;
+  server_settings.limits.render_error = RenderHttpError;
+  server_settings.idle_timeout = kIdleTimeout;
+  server_ = std::make_unique<Http1Server>(
+      server_settings,
+      [this](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+        Handle(req, res, ctx);
+      },
+      [](const HttpRequest& req, const HttpResponse& res) {
+        spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
+      });
+  proxy_ = std::make_unique<UpstreamProxy>(
+      [this](const std::string& model_id, const std::string& what) {
+        return DescribeBackendFailure(model_id, what);
+      },
+      events_.on_proxied, settings_.upstream_idle_timeout);
+}
+
+FrontDoor::~FrontDoor() { Stop(); }
+
+std::shared_ptr<const Config> FrontDoor::config() const {
+  std::lock_guard lock(config_mu_);
+  return config_;
+}
+
+void FrontDoor::SetConfig(std::shared_ptr<const Config> config) {
+  std::lock_guard lock(config_mu_);
+  config_ = std::move(config);
+}
+
+void FrontDoor::AddRoute(std::string method, std::string path, Handler handler) {
+  extra_routes_.push_back({std::move(method), std::move(path), std::move(handler)});
+}
+
+Status FrontDoor::Bind(const std::string& host, int port) {
+  Status bound = server_->Bind(host, port);
+  port_ = server_->port();
+  return bound;
+}
+
+void FrontDoor::Run() { server_->Run(); }
+
+void FrontDoor::Stop() {
+  if (server_) server_->Stop();
+}
+
+void FrontDoor::Handle(const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+  if (req.path == "/health") {
+    Route(req, res, ctx);
+  } else if (shutting_down_) {
+    SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));
+  } else if (!IsAuthorized(config()->api_keys, req.Header("Authorization"),
+                           req.Header("x-api-key"))) {
+    SetErrorResponse(res, Status::Error(ErrorCode::kUnauthorized,
+                                        "missing or invalid API key: send it as "
+                                        "'Authorization: Bearer KEY' or 'x-api-key: KEY'"));
+  } else {
+    Route(req, res, ctx);
+  }
+}
+
+void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+  const std::string& path = req.path;
+  // What follows `prefix` in the path, when there is something.
+  auto tail = [&path](std::string_view prefix) -> std::optional<std::string> {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) {
+      return std::nullopt;
+    }
+    return path.substr(prefix.size());
+  };
+  if (auto rest = tail("/upstream/")) return HandleUpstream(req, res, ctx, *rest);
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  if (get) {
+    if (path == "/health") return res.SetBody("OK", "text/plain");
+    if (path == "/v1/models" || path == "/models") return HandleListModels(res);
+    if (path == "/running") return HandleRunning(res);
+    if (path == "/unload") return HandleUnload(res, "");
+  } else if (req.method == "POST") {
+    for (const char* route : kJsonRoutes) {
+      if (path == route) return HandleJsonInference(req, res, ctx);
+    }
+    if (path == "/v1/audio/transcriptions") return HandleMultipartInference(req, res, ctx);
+    if (path == "/api/models/unload") return HandleUnload(res, "");
+    if (auto model = tail("/api/models/unload/")) return HandleUnload(res, *model);
+  }
+  for (const ExtraRoute& route : extra_routes_) {
+    const bool method = route.method == req.method || (route.method == "GET" && get);
+    const bool prefix = !route.path.empty() && route.path.back() == '/';
+    if (method && (path == route.path || (prefix && tail(route.path)))) {
+      return route.handler(req, res, ctx);
+    }
+  }
+  SetErrorResponse(res, Status::Error(ErrorCode::kNotFound, "no route " + req.method + " " + path));
+}
+
+void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
+                                    RequestContext& ctx) {
+  Result<JsonRequest> parsed = ParseJsonRequest(req.body, QueryModel(req));
+  if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
+  auto cfg = config();
+  const ModelConfig* model = cfg->FindModel(parsed.value().model);
+  if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
+  std::optional<std::string> filtered;
+  if (HasFilters(*model)) {  // only then is the body parsed into a document
+    nlohmann::json document = ParseJsonDocument(req.body);
+    filtered = ApplyFilters(*model, document);
+  }
+  Dispatch(*model, req, req.target, filtered ? *filtered : req.body, res, ctx);
+}
+
+void FrontDoor::HandleMultipartInference(const HttpRequest& req, HttpResponse& res,
+                                         RequestContext& ctx) {
+  // The body is forwarded as it came, except for the model field's value under useModelName.
+  std::optional<std::string> boundary = MultipartBoundary(req.Header("Content-Type"));
+  FormScan form;
+  if (boundary) {
+    form = ScanForm(req.body, *boundary, "model");
+    if (!form.well_formed) {
+      return SetErrorResponse(
+          res, Status::Error(ErrorCode::kInvalidArgument, "malformed multipart/form-data body"));
+    }
+  }
+  std::string model_id = form.field ? req.body.substr(form.field->offset, form.field->size) : "";
+  if (model_id.empty()) model_id = QueryModel(req).value_or("");
+  if (model_id.empty()) return SetErrorResponse(res, NoModelError());
+  auto cfg = config();
+  const ModelConfig* model = cfg->FindModel(model_id);
+  if (!model) return SetErrorResponse(res, UnknownModelError(model_id));
+  if (!form.field || model->use_model_name.empty()) {
+    return Dispatch(*model, req, req.target, req.body, res, ctx);
+  }
+  std::string body = req.body;
+  body.replace(form.field->offset, form.field->size, model->use_model_name);
+  Dispatch(*model, req, req.target, body, res, ctx);
+}
+
+void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
+                               const std::string& rest) {
+  // /upstream/{model}/{path...}: model ids may contain '/', so the longest prefix that names a
+  // model wins.
+  auto cfg = config();
+  const ModelConfig* model = nullptr;
+  std::string path;
+  for (size_t cut = rest.size();; cut = rest.rfind('/', cut - 1)) {
+    if (cut == std::string::npos || cut == 0) break;
+    model = cfg->FindModel(rest.substr(0, cut));
+    if (model) {
+      path = rest.substr(cut);
+      break;
+    }
+  }
+  if (!model) return SetErrorResponse(res, UnknownModelError(rest.substr(0, rest.find('/'))));
+  if (path.empty()) {
+    // Relative links of a backend's web page need the trailing slash.
+    res.SetRedirect(req.path + "/", 301);
+    return;
+  }
+  std::string target = path;
+  size_t query = req.target.find('?');
+  if (query != std::string::npos) target += req.target.substr(query);
+  Dispatch(*model, req, target, req.body, res, ctx);
+}
+
+void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
+                         std::string_view body, HttpResponse& res, RequestContext& ctx) {
+  auto deadline = Clock::now() + settings_.acquire_timeout;
+  // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
+  const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
+  for (int attempt = 0;; ++attempt) {
+    // Called only while the request waits (for a start, a swap, a free slot), every 50 ms: the
+    // server learns that this thread blocks, and a request whose client went away leaves the
+    // queue, as at its deadline.
+    bool client_gone = false;
+    auto cancelled = [&client_gone, &ctx] {
+      ctx.WillBlock();
+      return client_gone = ctx.ClientGone();
+    };
+    Result<Lease> lease = router_.Acquire(model.id, deadline, cancelled);
+    if (!lease.ok()) {
+      SetErrorResponse(res, lease.status());
+      if (client_gone) res.status = kClientClosedRequest;
+      if (events_.on_refused) events_.on_refused(model.id, route, res.status);
+      return;
+    }
+    ProxyRequest request;
+    request.method = req.method;
+    request.target = target;
+    request.headers = &req.headers;
+    request.body = body;
+    request.route = route;  // counted with the record of the exchange
+    if (proxy_->Forward(std::move(lease).value(), request, res, ctx,
+                        /*may_retry=*/attempt == 0) == UpstreamProxy::Delivery::kDone) {
+      break;
+    }
+    // The backend refused the connection, nothing was sent: its process has most likely just
+    // died. Once the Router has noticed (milliseconds; longer on a loaded machine), Acquire
+    // starts it again. A backend that refuses while alive costs this one request the wait.
+    spdlog::warn("model {}: the backend refused the connection; starting it again to retry",
+                 model.id);
+    ctx.WillBlock();
+    router_.AwaitNotReady(model.id, Clock::now() + std::chrono::seconds(10));
+  }
+}
+
+Status FrontDoor::DescribeBackendFailure(const std::string& model_id, const std::string& what) {
+  // A backend that crashed is noticed a moment after the proxy sees the connection break: give
+  // the Router a short while, so that the message can carry the exit status.
+  std::string why = router_.AwaitFailure(model_id, Clock::now() + std::chrono::seconds(1));
+  std::string message = "model \"" + model_id + "\": " + what;
+  if (!why.empty()) {
+    message += "; " + why;
+  } else {
+    std::string tail = router_.LogTail(model_id, 10);
+    if (!tail.empty()) message += "; last log lines:\n" + tail;
+  }
+  return Status::Error(ErrorCode::kBackendFailed, message);
+}
+
+}  // namespace swapd

@@ -1,0 +1,114 @@
+// FrontDoor: swapd's OpenAI-compatible endpoint. It owns the HTTP server (http/) and routes each
+// request: inference routes find the model named in the request (JSON body, multipart form field,
+// or ?model=), wait for it through the Router (which swaps models) and hand the request to the
+// UpstreamProxy (which streams the answer back); the llama-swap routes (/v1/models, /running,
+// /unload, /api/models/unload, /upstream/{model}/..., /health) are answered here; the service's
+// own routes (/metrics, /logs, reload, ...) are added by the daemon with AddRoute.
+// A chat request, top-down: Handle (shutdown, API key) -> Route -> HandleJsonInference (model id,
+// filters) -> Dispatch (Router::Acquire, retry once on a refused connection) ->
+// UpstreamProxy::Forward (upstream_proxy.h).
+// Thread safe: handlers run on the server's threads; Stop() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/router.h"
+#include "base/status.h"
+#include "config/config.h"
+#include "frontdoor/upstream_proxy.h"
+#include "http/message.h"
+#include "http/request_context.h"
+
+namespace swapd {
+
+class Http1Server;
+
+struct FrontDoorSettings {
+  size_t max_body_bytes = 256u << 20;  // larger request bodies get 413
+  // How long a request may wait for its model (queueing behind a swap, plus the start itself).
+  std::chrono::seconds acquire_timeout{3600};
+  // A backend that sends nothing for this long fails the request (--upstream-idle-timeout).
+  std::chrono::seconds upstream_idle_timeout{7200};
+};
+
+// What the front door reports about the requests it answers (for metrics). Either may be empty;
+// both are called on server threads and must be quick.
+struct FrontDoorEvents {
+  // A request that reached a backend: its whole exchange.
+  std::function<void(const ProxyRecord&)> on_proxied;
+  // A request for `model` on `route` answered without reaching a backend (queue timeout, start
+  // failure, 429, client gone while it waited).
+  std::function<void(const std::string& model, const std::string& route, int status)> on_refused;
+};
+
+class FrontDoor {
+ public:
+  using Handler = std::function<void(const HttpRequest&, HttpResponse&, RequestContext&)>;
+
+  FrontDoor(std::shared_ptr<const Config> config, Router& router, FrontDoorEvents events = {},
+            FrontDoorSettings settings = {});
+  ~FrontDoor();
+
+  // Adds a route answered by `handler`, after the checks every route shares (shutdown, API
+  // keys). `path` is matched whole, or as a prefix when it ends with '/'. Call before Run().
+  void AddRoute(std::string method, std::string path, Handler handler);
+
+  // Binds the listening socket; `port` 0 picks an ephemeral port (see port()).
+  Status Bind(const std::string& host, int port);
+  int port() const { return port_; }
+  // Serves until Stop(). Blocks.
+  void Run();
+  void Stop();
+  // New requests get 503 from now on (graceful shutdown); in-flight ones continue.
+  void SetShuttingDown() { shutting_down_ = true; }
+  bool shutting_down() const { return shutting_down_; }
+
+  // The configuration used to resolve model ids; SetConfig replaces it (reload).
+  std::shared_ptr<const Config> config() const;
+  void SetConfig(std::shared_ptr<const Config> config);
+
+ private:
+  struct ExtraRoute {
+    std::string method;
+    std::string path;
+    Handler handler;
+  };
+
+  // Routes one request (after the checks every route shares: shutdown, API keys).
+  void Handle(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
+  // Finds the request's route and runs its handler (404 when there is none).
+  void Route(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
+  void HandleJsonInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
+  void HandleMultipartInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
+  void HandleUpstream(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
+                      const std::string& rest);
+  void HandleListModels(HttpResponse& res);
+  void HandleRunning(HttpResponse& res);
+  void HandleUnload(HttpResponse& res, const std::string& model);
+  // Waits for the model and hands the request to the proxy. `target` and `body` are only read,
+  // and outlive the call.
+  void Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
+                std::string_view body, HttpResponse& res, RequestContext& ctx);
+  // The client's error for a backend that failed a request: `what` and why the model stopped
+  // serving (exit status and log tail), once the Router knows.
+  Status DescribeBackendFailure(const std::string& model_id, const std::string& what);
+
+  Router& router_;
+  const FrontDoorEvents events_;
+  const FrontDoorSettings settings_;
+  mutable std::mutex config_mu_;
+  std::shared_ptr<const Config> config_;  // Guarded by config_mu_
+  std::vector<ExtraRoute> extra_routes_;  // set before Run()
+  std::unique_ptr<UpstreamProxy> proxy_;
+  std::unique_ptr<Http1Server> server_;
+  std::atomic<bool> shutting_down_{false};
+  int port_ = 0;
+};
+
+}  // namespace swapd

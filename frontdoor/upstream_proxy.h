@@ -1,0 +1,97 @@
+// UpstreamProxy: forwards one client request to the backend behind a Lease and passes the answer
+// back, on the thread that serves the client, or, while the server has many requests in flight,
+// on whichever server thread wakes when the backend's answer comes (RequestContext::Defer): the
+// request goes out
+// on a pooled keep-alive connection (UpstreamConnection), the answer's status and headers come
+// first, then the body:
+//  - buffered: no body, or a body that is not SSE and whose Content-Length is at most
+//    kMaxBufferedBody. Read whole before the client gets anything, so that a backend that fails
+//    mid-body still becomes a clean 502 with a JSON error.
+//  - streamed, everything else: each piece is written to the client as soon as it is read (SSE is
+//    never buffered); a slow client slows the backend instead of growing memory, and a client
+//    that goes away closes the upstream connection, which stops the backend's generation.
+// A backend that fails mid-stream ends an SSE stream with an error event; any other streamed
+// body is cut short, so that the client sees a broken transfer rather than a truncated success.
+// Thread safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backends/router.h"
+#include "frontdoor/proxy_message.h"
+#include "frontdoor/usage_scanner.h"
+#include "http/message.h"
+#include "http/request_context.h"
+#include "http/upstream_client_pool.h"
+
+namespace swapd {
+
+// What happened to one proxied request, for logs and metrics.
+struct ProxyRecord {
+  std::string model_id;
+  std::string route;  // for the request counters: "/v1/chat/completions", "/upstream", ...
+  int status = 0;
+  bool streamed = false;
+  bool client_gone = false;
+  bool upstream_failed = false;
+  std::chrono::steady_clock::duration time_to_first_byte{};
+  std::chrono::steady_clock::duration duration{};
+  uint64_t bytes = 0;
+  Usage usage;
+};
+
+class UpstreamProxy {
+ public:
+  // Turns a transport failure ("connection refused", "read error") into the Status the client
+  // sees, e.g. adding the backend's exit status and last log lines. It may wait a little.
+  using FailureDescriber = std::function<Status(const std::string& model_id, const std::string&)>;
+  using RecordSink = std::function<void(const ProxyRecord&)>;
+
+  // `idle_timeout`: a backend that sends nothing for this long fails the request.
+  UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record,
+                std::chrono::seconds idle_timeout = std::chrono::hours(2));
+  ~UpstreamProxy();
+
+  // Answers that are not SSE and declare at most this length are buffered (see above).
+  static constexpr size_t kMaxBufferedBody = 16u << 20;
+
+  enum class Delivery {
+    kDone,     // `res` holds the answer or the error, or a deferred step will complete it
+    kRefused,  // the backend refused the connection: nothing was sent, `res` is untouched
+  };
+
+  // Returns once `res` has its status and headers (or an error). A buffered answer is then in
+  // `res` and `lease` is released; a streamed one is produced by `res`'s BodyStream, which holds
+  // `lease` until the body is complete or the client left. When the server wants it
+  // (ctx.ShouldDefer()), it returns earlier, having handed the wait for the answer to the server
+  // (ctx.Defer); the caller then leaves `res` alone. With `may_retry`, a refused connection
+  // returns kRefused (lease released, nothing recorded) so that the caller can start the backend
+  // again and retry; otherwise it is a 502.
+  Delivery Forward(Lease lease, const ProxyRequest& request, HttpResponse& res, RequestContext& ctx,
+                   bool may_retry = false);
+
+ private:
+  struct Exchange;
+  // Sends the request and reads the answer's head, on an idle pooled connection when there is
+  // one (sent once more on a new connection if that one turns out to be closed; see the .cpp).
+  // With `may_defer` it may return before the head, with `head_pending` set, for a wait in
+  // the server's epoll set.
+  std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const std::string& head,
+                                           std::string_view body, bool head_request,
+                                           bool idempotent, RequestContext& ctx,
+                                           ResponseStart& start, bool& head_pending,
+                                           UpstreamFailure& failure);
+  // The client's error for a failed exchange.
+  Status Describe(const std::string& model_id, bool headers_seen, const UpstreamFailure& failure,
+                  RequestContext& ctx) const;
+
+  FailureDescriber describe_failure_;
+  RecordSink on_record_;
+  const UpstreamConnection::Timeouts timeouts_;
+  UpstreamClientPool connections_;
+};
+
+}  // namespace swapd

@@ -1,0 +1,54 @@
+#include "http/message.h"
+
+#include <algorithm>
+
+#include "http/http1_syntax.h"
+
+namespace swapd {
+
+const HttpHeaders::Field* HttpHeaders::Find(std::string_view name) const {
+  for (const Field& f : fields_) {
+    if (EqualsIgnoreCase(f.first, name)) return &f;
+  }
+  return nullptr;
+}
+
+void HttpHeaders::Set(std::string_view name, std::string value) {
+  Erase(name);
+  fields_.emplace_back(std::string(name), std::move(value));
+}
+
+void HttpHeaders::Erase(std::string_view name) {
+  fields_.erase(std::remove_if(fields_.begin(), fields_.end(),
+                               [&](const Field& f) { return EqualsIgnoreCase(f.first, name); }),
+                fields_.end());
+}
+
+std::optional<std::string_view> HttpRequest::Param(std::string_view name) const {
+  for (const auto& [key, value] : params) {
+    if (key == name) return std::string_view(value);
+  }
+  return std::nullopt;
+}
+
+void HttpResponse::SetStream(std::string_view content_type,
+                             std::function<bool(BodyWriter&, RequestContext&)> next,
+                             std::function<void(bool whole)> finished) {
+  if (content_type.empty()) {
+    headers.Erase("Content-Type");
+  } else {
+    headers.Set("Content-Type", std::string(content_type));
+  }
+  stream = std::make_unique<BodyStream>();
+  stream->next = std::move(next);
+  stream->finished = std::move(finished);
+}
+
+void RenderPlainError(HttpResponse& res, int status, std::string_view message) {
+  res.status = status;
+  res.headers.Clear();
+  res.stream.reset();
+  res.SetBody(std::string(message) + "\n", "text/plain; charset=utf-8");
+}
+
+}  // namespace swapd

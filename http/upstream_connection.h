@@ -1,0 +1,111 @@
+// UpstreamConnection: one HTTP/1.1 connection from the proxy to a backend, over TCP or TLS
+// (an https:// proxy URL; the system's CA store, the host name verified). It carries one request
+// at a time and hands the response back piece by piece as it arrives, on the caller's thread, so
+// that the thread serving a client can also read its backend: one thread per request, and no
+// copy of the body beyond the socket read. Blocking I/O with timeouts (connect, read: the
+// backend's silence, write). A blocking read looks every second whether the client is still
+// there (RequestContext::ClientGone) and gives up when it is not. Used by one thread at a time;
+// idle connections wait in UpstreamClientPool.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/proxy_url.h"
+#include "http/http1_response.h"
+#include "http/request_context.h"
+
+typedef struct ssl_st SSL;
+
+namespace swapd {
+
+// Why an exchange with the backend failed.
+struct UpstreamFailure {
+  enum class Kind {
+    kNone,
+    kRefused,     // nothing listens on the port (connect: ECONNREFUSED)
+    kConnect,     // the name did not resolve, the connect timed out, the TLS handshake failed
+    kTimeout,     // the backend sent nothing for the read timeout
+    kClosed,      // the backend closed the connection before its answer was complete
+    kIo,          // a socket error (reset, ...)
+    kMalformed,   // the answer is not HTTP/1.x
+    kClientGone,  // not the backend's doing: the client went away while its answer was awaited
+  };
+  Kind kind = Kind::kNone;
+  std::string text;  // e.g. "connection refused (127.0.0.1:5800)"
+
+  bool ok() const { return kind == Kind::kNone; }
+};
+
+class UpstreamConnection {
+ public:
+  struct Timeouts {
+    std::chrono::seconds connect{10};
+    std::chrono::seconds read{7200};  // the longest silence of the backend
+    std::chrono::seconds write{300};
+  };
+
+  // Connects to `url`'s host and port (80 or 443 when it names none); https:// URLs use TLS.
+  // Returns nullptr and sets `failure` when it cannot.
+  static std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const Timeouts& timeouts,
+                                                  UpstreamFailure& failure);
+  ~UpstreamConnection();
+  UpstreamConnection(const UpstreamConnection&) = delete;
+  UpstreamConnection& operator=(const UpstreamConnection&) = delete;
+
+  // Sends a request: `head` (request line and fields, up to the empty line) and `body`.
+  bool Send(std::string_view head, std::string_view body, UpstreamFailure& failure);
+  // Reads the response head (interim 1xx answers are skipped). `head_request`: the request was
+  // HEAD, so the answer has no body. With `would_block` (plain TCP only, see can_defer()), it
+  // does not wait: when the socket has nothing more yet it returns false with *would_block set,
+  // and a later call goes on where this one stopped.
+  bool ReadHead(bool head_request, ResponseStart& start, UpstreamFailure& failure,
+                RequestContext& context, bool* would_block = nullptr);
+  // The next piece of the body, valid until the next call; `done` once the body is complete
+  // (then `piece` is empty). `would_block` as for ReadHead.
+  bool ReadBody(std::string_view& piece, bool& done, UpstreamFailure& failure,
+                RequestContext& context, bool* would_block = nullptr);
+
+  // Whether reads may be done without waiting, for a wait in an epoll set (not over TLS, whose
+  // records may be read only in part).
+  bool can_defer() const { return ssl_ == nullptr; }
+  int fd() const { return fd_; }
+  // Whether a server's epoll set holds the socket (see DeferredStep::in_set).
+  bool* in_epoll_set() { return &in_epoll_set_; }
+
+  // The answer was read whole and the connection may carry another request.
+  bool Reusable() const;
+  // An idle connection that has nothing to read (no EOF, no reset, no stray bytes) is still good.
+  bool IdleAndOpen() const;
+  // Whether any byte of the current answer has arrived (a reused connection that fails before
+  // that was most likely closed by the backend while idle: the request can be sent again).
+  bool received_any() const { return received_any_; }
+
+ private:
+  UpstreamConnection(int fd, SSL* ssl, std::chrono::seconds read_timeout);
+  // Reads more bytes into the buffer; 0 on EOF; with `would_block`, kWouldBlock rather than
+  // waiting.
+  static constexpr long kWouldBlock = -2;
+  long Fill(UpstreamFailure& failure, RequestContext& context, bool* would_block);
+  long RawRead(char* data, size_t size, int flags);
+  bool RawWrite(std::string_view data, UpstreamFailure& failure);
+
+  int fd_;
+  SSL* ssl_;  // null for plain TCP
+  const std::chrono::seconds read_timeout_;
+  std::string_view Buffered() const { return {buffer_.get() + begin_, end_ - begin_}; }
+
+  std::unique_ptr<char[]> buffer_;  // bytes read: [begin_, end_) not yet consumed
+  size_t capacity_ = 0;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  BodyDecoder body_;
+  bool keep_alive_ = false;
+  bool eof_ = false;
+  bool received_any_ = false;
+  bool in_epoll_set_ = false;
+};
+
+}  // namespace swapd
