@@ -1,3 +1,7 @@
+// One proxied request, top-down: Forward sends the request (Exchange::Send), then the answer's
+// head arrives (at once, or in a deferred step: AwaitHead), and OnHead takes one of two paths:
+// the whole-answer path (ReadWholeAnswer: the body into the response, then the response is
+// written) or the streamed path (StreamAnswer: the server writes the body as Pump reads it).
 #include "frontdoor/upstream_proxy.h"
 
 #include "base/proxy_url.h"
@@ -10,29 +14,37 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Kind = UpstreamFailure::Kind;
 
+bool Idempotent(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS";
+}
+
 }  // namespace
 
 // One request's exchange with its backend, shared by Forward and what outlives it: a deferred
-// step waiting for the answer, or the content provider of a streamed answer. Used by one thread
-// at a time.
-struct UpstreamProxy::Exchange {
+// step waiting for the answer, or the BodyStream of a streamed answer. Used by one thread at a
+// time. Its destructor records the exchange (ProxyRecord).
+struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   UpstreamProxy* proxy;  // outlives every response (the HTTP server stops first)
   Lease lease;
-  std::string origin;
+  const std::string origin;
+  const bool head_request;
   std::unique_ptr<UpstreamConnection> connection;
-  bool head_request = false;
   bool head_seen = false;  // the answer's head has been read (into `start`)
   bool finished = false;   // the body was passed on whole (or its failure reported)
   ResponseStart start;
   ResponseHead head;  // what the client's response takes of `start`
-  std::string body;   // a buffered answer, as far as it has come
+  std::string body;   // a whole answer, as far as it has come
   UsageScanner scanner{false};
   ProxyRecord record;
   Clock::time_point start_time = Clock::now();
 
-  Exchange(UpstreamProxy* p, Lease l, std::string_view route) : proxy(p), lease(std::move(l)) {
+  Exchange(UpstreamProxy* p, Lease l, const ProxyRequest& request)
+      : proxy(p),
+        lease(std::move(l)),
+        origin(lease.proxy_url().origin),
+        head_request(request.method == "HEAD") {
     record.model_id = lease.model_id();
-    record.route = route;
+    record.route = request.route;
   }
   ~Exchange() {
     if (!proxy) return;  // discarded: the retry is the request that counts
@@ -42,12 +54,165 @@ struct UpstreamProxy::Exchange {
     if (proxy->on_record_) proxy->on_record_(record);
   }
 
-  // The backend's part is over: the connection goes back to the pool (if it is reusable)
-  // before the client sees the end of the answer, so that the client's next request finds it,
-  // and the lease ends.
-  void Done() {
-    if (connection) proxy->connections_.GiveBack(origin, std::move(connection));
+  // Nothing was sent: the exchange ends unrecorded, for the caller to retry.
+  void Discard() {
     lease.Release();
+    proxy = nullptr;
+  }
+
+  enum class Sent {
+    kFailed,       // `failure` says why; nothing to read
+    kHeadRead,     // the answer's head is in `start`
+    kHeadPending,  // sent; the head is to be awaited in the server's epoll set (AwaitHead)
+  };
+  // Sends the request, on an idle pooled connection when there is one, and reads the answer's
+  // head unless the server wants the wait in its epoll set.
+  Sent Send(std::string_view request_head, std::string_view request_body, bool idempotent,
+            RequestContext& ctx, UpstreamFailure& failure) {
+    const bool may_defer = ctx.ShouldDefer();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      failure = UpstreamFailure();
+      connection = attempt == 0 ? proxy->connections_.Take(origin) : nullptr;
+      const bool reused = connection != nullptr;
+      if (!reused)
+        connection = UpstreamConnection::Open(lease.proxy_url(), proxy->timeouts_, failure);
+      if (!connection) return Sent::kFailed;
+      const bool sent = connection->Send(request_head, request_body, failure);
+      // The answer is awaited in the server's epoll set, unless it may have to be sent again
+      // (see below), which needs the request.
+      if (sent && may_defer && connection->can_defer() && !(reused && idempotent)) {
+        return Sent::kHeadPending;
+      }
+      if (sent && connection->ReadHead(head_request, start, failure, ctx)) return Sent::kHeadRead;
+      // A reused connection that could not take the request, or that closed without a byte of
+      // answer to a request that may safely be sent twice, was most likely closed by the
+      // backend while it sat idle: the request goes once more on a new one. Not a POST the
+      // backend may have received: if that killed it, sending it again would restart the model
+      // for a request that kills it again (and a backend that dies gets a 502 naming its exit).
+      if (!reused || connection->received_any() || failure.kind == Kind::kTimeout ||
+          failure.kind == Kind::kClientGone || (sent && !idempotent)) {
+        break;
+      }
+    }
+    connection.reset();
+    return Sent::kFailed;
+  }
+
+  // A deferred step: `step` runs once the backend's socket is readable (or the wait ended).
+  DeferredStep Wait(DeferredStep (Exchange::*step)(HttpResponse&, WaitEnd, RequestContext&)) {
+    return {connection->fd(), connection->in_epoll_set(), Clock::now() + proxy->timeouts_.read,
+            [self = shared_from_this(), step](HttpResponse& res, WaitEnd end, RequestContext& ctx) {
+              return ((*self).*step)(res, end, ctx);
+            }};
+  }
+
+  // Where reads may stop instead of waiting (a deferred step then goes on), or null.
+  bool* NoWait(bool& would_block, RequestContext& ctx) {
+    return connection->can_defer() && ctx.ShouldDefer() ? &would_block : nullptr;
+  }
+
+  // The deferred step that waits for the answer's head.
+  DeferredStep AwaitHead(HttpResponse& res, WaitEnd end, RequestContext& ctx) {
+    if (end != WaitEnd::kReady) return Ended(res, end, ctx);
+    bool would_block = false;
+    UpstreamFailure failure;
+    if (!connection->ReadHead(head_request, start, failure, ctx, NoWait(would_block, ctx))) {
+      return would_block ? Wait(&Exchange::AwaitHead) : Fail(res, failure, ctx);
+    }
+    return OnHead(res, ctx);
+  }
+
+  // The answer's head is in `start`: `res` gets its status and headers, and the body takes one
+  // of the two paths. Not SSE and a known length up to kMaxBufferedBody (or no body): read
+  // whole first, so that a backend that fails mid-body still becomes a clean 502 JSON error.
+  // Anything else is streamed.
+  DeferredStep OnHead(HttpResponse& res, RequestContext& ctx) {
+    head_seen = true;
+    record.time_to_first_byte = Clock::now() - start_time;
+    res.status = start.status;
+    record.status = start.status;
+    head = CopyHeaders(start.headers, res);
+    scanner = UsageScanner(head.sse);
+    const bool whole = start.framing == BodyFraming::kNone ||
+                       (!head.sse && start.framing == BodyFraming::kLength &&
+                        start.content_length <= kMaxBufferedBody);
+    if (!whole) {
+      StreamAnswer(res);
+      return {};
+    }
+    body.reserve(static_cast<size_t>(start.content_length));
+    return ReadWholeAnswer(res, WaitEnd::kReady, ctx);
+  }
+
+  // The whole-answer path: reads the body into `body` (waiting for the backend on the thread,
+  // or in deferred steps), then `res` gets it.
+  DeferredStep ReadWholeAnswer(HttpResponse& res, WaitEnd end, RequestContext& ctx) {
+    if (end != WaitEnd::kReady) return Ended(res, end, ctx);
+    bool would_block = false;
+    bool* no_wait = NoWait(would_block, ctx);
+    for (bool done = false; !done;) {
+      std::string_view piece;
+      Status failed;
+      if (!Read(piece, done, failed, ctx, no_wait)) {
+        if (would_block) return Wait(&Exchange::ReadWholeAnswer);
+        if (record.client_gone) return Abandoned(res);
+        res.headers.Clear();
+        SetErrorResponse(res, failed);
+        record.status = res.status;
+        return {};
+      }
+      body.append(piece);
+    }
+    Done();
+    // Moved, not copied; a backend's answer without Content-Type (a 204) gets none from us
+    // either.
+    res.body = std::move(body);
+    if (!head.content_type.empty()) res.headers.Set("Content-Type", head.content_type);
+    if (head_request && start.has_length) {
+      res.headers.Set("Content-Length", std::to_string(start.content_length));
+    }
+    return {};
+  }
+
+  // The streamed path: the server writes the body as Pump reads it; the exchange lives as long
+  // as the response's stream.
+  void StreamAnswer(HttpResponse& res) {
+    record.streamed = true;
+    res.headers.Set("X-Accel-Buffering", "no");
+    res.headers.Set("Cache-Control", "no-cache");
+    auto self = shared_from_this();
+    res.SetStream(
+        head.content_type,
+        [self](BodyWriter& out, RequestContext& ctx) { return self->Pump(out, ctx); },
+        [self](bool) {
+          if (!self->finished) self->record.client_gone = true;
+        });
+  }
+
+  // Passes on one piece of a streamed body per call. A backend that fails mid-stream ends an SSE
+  // stream with an error event; any other body is cut short (the client sees a broken transfer
+  // rather than a truncated success).
+  bool Pump(BodyWriter& out, RequestContext& ctx) {
+    std::string_view piece;
+    bool done = false;
+    Status failure;
+    if (!Read(piece, done, failure, ctx)) {
+      finished = true;
+      if (!head.sse || record.client_gone) return false;  // the transfer breaks off
+      out.Write(ErrorEvent(failure));
+      out.End();
+      return true;
+    }
+    if (done) {
+      finished = true;
+      Done();
+      out.End();
+      return true;
+    }
+    if (out.Write(piece)) return true;
+    record.client_gone = true;  // closing the connection stops the backend's generation
+    connection.reset();
+    return false;
   }
 
   // The next piece of the body into `piece` (empty once complete); false, with the client's
@@ -72,6 +237,20 @@ struct UpstreamProxy::Exchange {
     return false;
   }
 
+  // The backend's part is over: the connection goes back to the pool (if it is reusable)
+  // before the client sees the end of the answer, so that the client's next request finds it,
+  // and the lease ends.
+  void Done() {
+    if (connection) proxy->connections_.GiveBack(origin, std::move(connection));
+    lease.Release();
+  }
+
+  // A deferred wait ended without the backend's bytes: its deadline passed, or the client left.
+  DeferredStep Ended(HttpResponse& res, WaitEnd end, RequestContext& ctx) {
+    if (end == WaitEnd::kTimedOut) return Fail(res, {Kind::kTimeout, "read timed out"}, ctx);
+    return Fail(res, {Kind::kClientGone, "the client went away"}, ctx);
+  }
+
   // The exchange failed: `res` gets the client's error.
   DeferredStep Fail(HttpResponse& res, const UpstreamFailure& why, RequestContext& ctx) {
     // Closing the connection tells the backend to stop (llama-server cancels the task).
@@ -93,108 +272,6 @@ struct UpstreamProxy::Exchange {
     record.status = res.status;
     return {};
   }
-
-  // The rest waits in the server's epoll set until the backend sends more.
-  DeferredStep Wait(const std::shared_ptr<Exchange>& self) {
-    return {connection->fd(), connection->in_epoll_set(), Clock::now() + proxy->timeouts_.read,
-            [self](HttpResponse& res, WaitEnd end, RequestContext& ctx) {
-              return self->Continue(self, res, end, ctx);
-            }};
-  }
-
-  // The answer's head is in `start`: `res` gets its status and headers. False for a streamed
-  // answer, whose body the content provider passes on.
-  bool Answer(const std::shared_ptr<Exchange>& self, HttpResponse& res) {
-    record.time_to_first_byte = Clock::now() - start_time;
-    res.status = start.status;
-    record.status = start.status;
-    head = CopyHeaders(start.headers, res);
-    scanner = UsageScanner(head.sse);
-    const bool buffered = start.framing == BodyFraming::kNone ||
-                          (!head.sse && start.framing == BodyFraming::kLength &&
-                           start.content_length <= kMaxBufferedBody);
-    if (buffered) {
-      body.reserve(static_cast<size_t>(start.content_length));
-      return true;
-    }
-    record.streamed = true;
-    res.headers.Set("X-Accel-Buffering", "no");
-    res.headers.Set("Cache-Control", "no-cache");
-    res.SetStream(
-        head.content_type,
-        [self](BodyWriter& out, RequestContext& ctx) { return self->Pump(out, ctx); },
-        [self](bool) {
-          if (!self->finished) self->record.client_gone = true;
-        });
-    return false;
-  }
-
-  // Reads the rest of the answer (the head unless seen, then a buffered body) into `res`. Waits
-  // for the backend on the thread, or returns the step that waits in the server's epoll set
-  // when the server wants that (RequestContext::ShouldDefer).
-  DeferredStep Continue(const std::shared_ptr<Exchange>& self, HttpResponse& res, WaitEnd end,
-                        RequestContext& ctx) {
-    if (end == WaitEnd::kTimedOut) return Fail(res, {Kind::kTimeout, "read timed out"}, ctx);
-    if (end == WaitEnd::kClientGone) {
-      return Fail(res, {Kind::kClientGone, "the client went away"}, ctx);
-    }
-    bool would_block = false;
-    bool* no_wait = connection->can_defer() && ctx.ShouldDefer() ? &would_block : nullptr;
-    if (!head_seen) {
-      UpstreamFailure failure;
-      if (!connection->ReadHead(head_request, start, failure, ctx, no_wait)) {
-        return would_block ? Wait(self) : Fail(res, failure, ctx);
-      }
-      head_seen = true;
-      if (!Answer(self, res)) return {};
-    }
-    for (bool done = false; !done;) {
-      std::string_view piece;
-      Status failed;
-      if (!Read(piece, done, failed, ctx, no_wait)) {
-        if (would_block) return Wait(self);
-        if (record.client_gone) return Abandoned(res);
-        res.headers.Clear();
-        SetErrorResponse(res, failed);
-        record.status = res.status;
-        return {};
-      }
-      body.append(piece);
-    }
-    Done();
-    // Moved, not set_content (which copies); a backend's answer without Content-Type (a 204)
-    // gets none from us either.
-    res.body = std::move(body);
-    if (!head.content_type.empty()) res.headers.Set("Content-Type", head.content_type);
-    if (head_request && start.has_length) {
-      res.headers.Set("Content-Length", std::to_string(start.content_length));
-    }
-    return {};
-  }
-
-  // The BodyStream of a streamed answer: passes on one piece per call.
-  bool Pump(BodyWriter& out, RequestContext& ctx) {
-    std::string_view piece;
-    bool done = false;
-    Status failure;
-    if (!Read(piece, done, failure, ctx)) {
-      finished = true;
-      if (!head.sse || record.client_gone) return false;  // the transfer breaks off
-      out.Write(ErrorEvent(failure));
-      out.End();
-      return true;
-    }
-    if (done) {
-      finished = true;
-      Done();
-      out.End();
-      return true;
-    }
-    if (out.Write(piece)) return true;
-    record.client_gone = true;  // closing the connection stops the backend's generation
-    connection.reset();
-    return false;
-  }
 };
 
 UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record,
@@ -204,6 +281,32 @@ UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_re
       timeouts_{std::chrono::seconds(10), idle_timeout, std::chrono::minutes(5)} {}
 
 UpstreamProxy::~UpstreamProxy() = default;
+
+UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& request,
+                                               HttpResponse& res, RequestContext& ctx,
+                                               bool may_retry) {
+  auto ex = std::make_shared<Exchange>(this, std::move(lease), request);
+  UpstreamFailure failure;
+  const std::string head = UpstreamRequestHead(ex->lease.proxy_url(), request);
+  switch (ex->Send(head, request.body, Idempotent(request.method), ctx, failure)) {
+    case Exchange::Sent::kFailed:
+      if (may_retry && failure.kind == Kind::kRefused) {
+        ex->Discard();
+        return Delivery::kRefused;
+      }
+      ex->Fail(res, failure, ctx);
+      return Delivery::kDone;
+    case Exchange::Sent::kHeadPending:
+      ctx.Defer(ex->Wait(&Exchange::AwaitHead));
+      return Delivery::kDone;
+    case Exchange::Sent::kHeadRead:
+      break;
+  }
+  DeferredStep rest = ex->OnHead(res, ctx);
+  // The whole-answer path asks the server again: more requests may be in flight by now.
+  if (!rest.done()) ctx.Defer(std::move(rest));
+  return Delivery::kDone;
+}
 
 Status UpstreamProxy::Describe(const std::string& model_id, bool headers_seen,
                                const UpstreamFailure& failure, RequestContext& ctx) const {
@@ -221,74 +324,6 @@ Status UpstreamProxy::Describe(const std::string& model_id, bool headers_seen,
   }
   ctx.WillBlock();  // the describer may wait for the Router to notice an exit
   return describe_failure_(model_id, what);
-}
-
-std::unique_ptr<UpstreamConnection> UpstreamProxy::Open(const ProxyUrl& url,
-                                                        const std::string& head,
-                                                        std::string_view body, bool head_request,
-                                                        bool idempotent, RequestContext& ctx,
-                                                        ResponseStart& start, bool& head_pending,
-                                                        UpstreamFailure& failure) {
-  const bool may_defer = ctx.ShouldDefer();
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    failure = UpstreamFailure();
-    std::unique_ptr<UpstreamConnection> connection =
-        attempt == 0 ? connections_.Take(url.origin) : nullptr;
-    const bool reused = connection != nullptr;
-    if (!reused) connection = UpstreamConnection::Open(url, timeouts_, failure);
-    if (!connection) return nullptr;
-    const bool sent = connection->Send(head, body, failure);
-    // The answer is awaited in the server's epoll set, unless it may have to be sent again (see
-    // below), which needs the request.
-    head_pending = sent && may_defer && connection->can_defer() && !(reused && idempotent);
-    if (head_pending || (sent && connection->ReadHead(head_request, start, failure, ctx))) {
-      return connection;
-    }
-    // A reused connection that could not take the request, or that closed without a byte of
-    // answer to a request that may safely be sent twice, was most likely closed by the backend
-    // while it sat idle: the request goes once more on a new one. Not a POST the backend may
-    // have received: if that killed it, sending it again would restart the model for a request
-    // that kills it again (and a backend that dies gets a 502 naming its exit).
-    if (!reused || connection->received_any() || failure.kind == Kind::kTimeout ||
-        failure.kind == Kind::kClientGone || (sent && !idempotent)) {
-      return nullptr;
-    }
-  }
-  return nullptr;
-}
-
-UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& request,
-                                               HttpResponse& res, RequestContext& ctx,
-                                               bool may_retry) {
-  auto ex = std::make_shared<Exchange>(this, std::move(lease), request.route);
-  const ProxyUrl& url = ex->lease.proxy_url();
-  ex->origin = url.origin;
-  ex->head_request = request.method == "HEAD";
-  UpstreamFailure failure;
-  const bool idempotent =
-      request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
-  bool head_pending = false;
-  ex->connection = Open(url, UpstreamRequestHead(url, request), request.body, ex->head_request,
-                        idempotent, ctx, ex->start, head_pending, failure);
-  if (!ex->connection) {
-    if (may_retry && failure.kind == Kind::kRefused) {
-      ex->lease.Release();
-      ex->proxy = nullptr;
-      return Delivery::kRefused;
-    }
-    ex->Fail(res, failure, ctx);
-    return Delivery::kDone;
-  }
-  if (head_pending) {
-    ctx.Defer(ex->Wait(ex));
-    return Delivery::kDone;
-  }
-  ex->head_seen = true;
-  if (!ex->Answer(ex, res)) return Delivery::kDone;  // streamed
-  DeferredStep rest = ex->Continue(ex, res, WaitEnd::kReady, ctx);
-  // Continue asks the server again: more requests may be in flight by now.
-  if (!rest.done()) ctx.Defer(std::move(rest));
-  return Delivery::kDone;
 }
 
 }  // namespace swapd

@@ -1,18 +1,13 @@
-// UpstreamProxy: forwards one client request to the backend behind a Lease and passes the answer
-// back, on the thread that serves the client, or, while the server has many requests in flight,
-// on whichever server thread wakes when the backend's answer comes (RequestContext::Defer): the
-// request goes out
-// on a pooled keep-alive connection (UpstreamConnection), the answer's status and headers come
-// first, then the body:
-//  - buffered: no body, or a body that is not SSE and whose Content-Length is at most
-//    kMaxBufferedBody. Read whole before the client gets anything, so that a backend that fails
-//    mid-body still becomes a clean 502 with a JSON error.
-//  - streamed, everything else: each piece is written to the client as soon as it is read (SSE is
-//    never buffered); a slow client slows the backend instead of growing memory, and a client
-//    that goes away closes the upstream connection, which stops the backend's generation.
-// A backend that fails mid-stream ends an SSE stream with an error event; any other streamed
-// body is cut short, so that the client sees a broken transfer rather than a truncated success.
-// Thread safe.
+// UpstreamProxy: forwards one client request to the backend behind a Lease, on a pooled
+// keep-alive connection (UpstreamConnection), and passes the answer back by one of two paths:
+//  - whole: no body, or a body that is not SSE and whose Content-Length is at most
+//    kMaxBufferedBody, is read whole before the client gets anything, so that a backend that
+//    fails mid-body still becomes a clean 502 JSON error;
+//  - streamed: anything else goes to the client piece by piece as it is read (SSE is never
+//    buffered); a client that goes away closes the upstream connection, which stops the
+//    backend's generation; a backend that fails mid-stream ends an SSE stream with an error event.
+// The backend is waited for on the thread that serves the client or, when the server wants it
+// (RequestContext::ShouldDefer), in the server's epoll set. Thread safe.
 #pragma once
 
 #include <chrono>
@@ -75,15 +70,6 @@ class UpstreamProxy {
 
  private:
   struct Exchange;
-  // Sends the request and reads the answer's head, on an idle pooled connection when there is
-  // one (sent once more on a new connection if that one turns out to be closed; see the .cpp).
-  // With `may_defer` it may return before the head, with `head_pending` set, for a wait in
-  // the server's epoll set.
-  std::unique_ptr<UpstreamConnection> Open(const ProxyUrl& url, const std::string& head,
-                                           std::string_view body, bool head_request,
-                                           bool idempotent, RequestContext& ctx,
-                                           ResponseStart& start, bool& head_pending,
-                                           UpstreamFailure& failure);
   // The client's error for a failed exchange.
   Status Describe(const std::string& model_id, bool headers_seen, const UpstreamFailure& failure,
                   RequestContext& ctx) const;
