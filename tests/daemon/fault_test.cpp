@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/daemon/fault_checks.h"
+#include "tests/support/fault_checks.h"
 #include "tests/support/fake_backend_process.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/swapd_process.h"

@@ -1,19 +1,12 @@
 # Test sources of daemon/ (appended to the one swapd_tests binary).
-list(APPEND SWAPD_TEST_SOURCES)
 list(APPEND SWAPD_TEST_SOURCES daemon/cli_test.cpp daemon/check_command_test.cpp daemon/examples_test.cpp)
 # fake-llama-server tests and the shared integration-test helpers (tests/support/).
 list(APPEND SWAPD_TEST_SOURCES daemon/fake_backend_test.cpp support/child_process.cpp
-  support/http_wait.cpp support/fake_backend_process.cpp support/raw_connection.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/request_test.cpp daemon/json_scan_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/front_door_test.cpp daemon/front_door_failure_test.cpp
+  support/http_wait.cpp support/fake_backend_process.cpp support/raw_connection.cpp
   support/swapd_process.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/service_notify_test.cpp daemon/sd_notify_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/docker_config_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/reload_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/logs_metrics_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/proxy_test.cpp daemon/http1_response_test.cpp
-  daemon/upstream_connection_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/slot_cache_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/fault_test.cpp daemon/client_fault_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/http1_request_test.cpp daemon/http1_server_test.cpp
-  daemon/listen_socket_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/fault_test.cpp)

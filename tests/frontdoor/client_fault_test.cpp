@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/daemon/fault_checks.h"
+#include "tests/support/fault_checks.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/latch.h"
 #include "tests/support/raw_connection.h"

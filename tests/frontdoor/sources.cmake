@@ -1,0 +1,12 @@
+# Test sources of frontdoor/ (appended to the one swapd_tests binary). The integration tests run
+# the real swapd with fake backends.
+list(APPEND SWAPD_TEST_SOURCES
+  frontdoor/client_fault_test.cpp
+  frontdoor/front_door_failure_test.cpp
+  frontdoor/front_door_test.cpp
+  frontdoor/json_scan_test.cpp
+  frontdoor/multipart_test.cpp
+  frontdoor/proxy_message_test.cpp
+  frontdoor/proxy_test.cpp
+  frontdoor/request_test.cpp
+)
