@@ -16,8 +16,7 @@ namespace swapd {
 class LogRing {
  public:
   // 64 KiB: its readers want the last 20 lines (a start failure's message, /api/models); the
-  // longer history is the LogHub's (/logs). At 1 MiB per model, a model's ring filling up over a
-  // day of requests cost swapd about 2 MiB of heap (line text plus a string per line).
+  // longer history is the LogHub's (/logs).
   static constexpr size_t kDefaultCapacityBytes = 64 << 10;
 
   explicit LogRing(size_t capacity_bytes = kDefaultCapacityBytes);

@@ -58,7 +58,7 @@ class UpstreamProxy {
     kRefused,  // the backend refused the connection: nothing was sent, `res` is untouched
   };
 
-  // Returns once `res` has its status and headers (or an error). A buffered answer is then in
+  // Returns once `res` has its status and headers (or an error). A whole answer is then in
   // `res` and `lease` is released; a streamed one is produced by `res`'s BodyStream, which holds
   // `lease` until the body is complete or the client left. When the server wants it
   // (ctx.ShouldDefer()), it returns earlier, having handed the wait for the answer to the server

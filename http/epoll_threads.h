@@ -21,8 +21,7 @@ namespace swapd {
 
 class EpollThreads {
  public:
-  // Threads that wait on the epoll set while no handler blocks. (Measured on 2 cores with the
-  // proxy benchmark: 4 did better than 2 at 1 and at 64 connections.)
+  // Threads that wait on the epoll set while no handler blocks (bench/README.md).
   static constexpr int kInitialThreads = 4;
 
   // `on_event` handles one event (its data.u64); `after_wait` runs after every return from
