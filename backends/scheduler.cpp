@@ -244,7 +244,9 @@ std::optional<SchedulerTime> Scheduler::NextDeadline() const {
   if (shutting_down_) return next;
   for (const auto& [id, m] : models_) {
     if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
-    if (std::any_of(queue_.begin(), queue_.end(), [&](const Batch& b) { return b.model == id; })) {
+    const std::string& model = id;  // (clang 14 cannot capture a structured binding)
+    if (std::any_of(queue_.begin(), queue_.end(),
+                    [&model](const Batch& b) { return b.model == model; })) {
       continue;
     }
     SchedulerTime due = m.idle_since + m.ttl;

@@ -27,7 +27,7 @@ class HttpHeaders {
   void Set(std::string_view name, std::string value);
   void Erase(std::string_view name);
   bool Has(std::string_view name) const { return Find(name) != nullptr; }
-  // The first field's value; "" when there is none.
+  // The first field's value; "" when there is none. Valid until the headers change.
   std::string_view Get(std::string_view name) const {
     const Field* f = Find(name);
     return f == nullptr ? std::string_view() : std::string_view(f->second);

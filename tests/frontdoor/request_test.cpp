@@ -175,8 +175,8 @@ TEST_CASE("usage scanner reads what a parsed document holds, without parsing one
           "[unit][front]") {
   const char* documents[] = {
       R"({"usage":{"prompt_tokens":4,"completion_tokens":9}})",
-      R"({"timings":{"prompt_n":7,"predicted_n":2,"cache_n":1,"prompt_per_second":3,)"
-      R"("predicted_per_second":2.5}})",
+      (R"({"timings":{"prompt_n":7,"predicted_n":2,"cache_n":1,"prompt_per_second":3,)"
+       R"("predicted_per_second":2.5}})"),
       R"({"usage":{"input_tokens":5,"output_tokens":6,"prompt_tokens":1}})",
       // The last of duplicate keys wins, also when it is not a number or not an object.
       R"({"usage":{"prompt_tokens":4,"prompt_tokens":"x","completion_tokens":1}})",
