@@ -48,9 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (head.framing == BodyFraming::kLength) {
     FUZZ_CHECK(whole.payload.size() <= head.content_length, "no more than Content-Length");
   }
-  auto type = head.headers.find("Content-Type");
-  if (type != head.headers.end()) {
-    if (std::optional<std::string> boundary = MultipartBoundary(type->second)) {
+  if (head.headers.Has("Content-Type")) {
+    if (std::optional<std::string> boundary = MultipartBoundary(head.headers.Get("Content-Type"))) {
       FormScan scan = ScanForm(whole.payload, *boundary, "model");
       if (scan.field) {
         FUZZ_CHECK(scan.field->offset + scan.field->size <= whole.payload.size(),
