@@ -55,6 +55,11 @@ void RouterImpl::StopModel(const std::string& model, StopReason why) {
   });
 }
 
+void RouterImpl::Explain(const std::string& model, const std::string& why) {
+  (void)model;  // the text names it
+  spdlog::info("{}", why);
+}
+
 std::shared_ptr<Backend> RouterImpl::BackendOf(const std::string& model) {
   std::shared_ptr<Backend>& backend = backends_[model];
   if (backend || !factory_) return backend;  // no factory: starts fail, stops are no-ops

@@ -90,6 +90,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   void Reject(RequestId request, const Status& why) override {
     if (auto it = waiters_.find(request); it != waiters_.end()) it->second = Waiter{true, why};
   }
+  void Explain(const std::string& model, const std::string& why) override;
 
   // The model's Backend, made on first use; null without a factory. mu_ held.
   std::shared_ptr<Backend> BackendOf(const std::string& model);

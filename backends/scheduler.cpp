@@ -46,7 +46,12 @@ Scheduler::Scheduler(const Config& config, SchedulerEffects* effects) : effects_
 }
 
 void Scheduler::Configure(const Config& config) {
-  auto conflicts = ComputeConflicts(config);
+  auto conflicts = config.matrix ? ComputeMatrixConflicts(config) : ComputeConflicts(config);
+  if (config.matrix) {
+    matrix_.emplace(*config.matrix);
+  } else {
+    matrix_.reset();
+  }
   for (auto& [id, m] : models_) {
     if (config.models.count(id) == 0) {
       m.retired = true;
@@ -58,6 +63,7 @@ void Scheduler::Configure(const Config& config) {
     m.retired = false;
     m.concurrency_limit = model.concurrency_limit;
     m.ttl = model.ttl;
+    m.priority = model.priority;
     m.conflicts = std::move(conflicts[id]);
   }
 }
@@ -82,7 +88,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
   }
   auto batch = FindBatch(model);
   if (batch == queue_.end() && m->phase == ModelPhase::kReady && !m->stale &&
-      ConflictsStopped(*m)) {
+      Evictions(model).empty()) {
     // The fast path: the model serves now unless a queued swap waits for it to stop, in which
     // case it may still skip the queue a bounded number of times.
     const bool blocked = BlockedByQueue(model, queue_.end());
@@ -92,7 +98,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
       return;
     }
   }
-  if (batch == queue_.end()) batch = queue_.insert(queue_.end(), Batch{model, {}, false});
+  if (batch == queue_.end()) batch = Enqueue(Batch{model, {}, false});
   batch->requests.push_back(id);
   queued_[id] = model;
   Pump();
@@ -184,7 +190,7 @@ void Scheduler::Preload(const std::vector<std::string>& models) {
     if (m == nullptr || m->retired) continue;
     auto batch = FindBatch(id);
     if (batch == queue_.end()) {
-      queue_.push_back(Batch{id, {}, true});
+      Enqueue(Batch{id, {}, true});
     } else {
       batch->preload = true;
     }
@@ -282,72 +288,7 @@ bool Scheduler::AllStopped() const {
                      [](const auto& entry) { return entry.second.phase == ModelPhase::kStopped; });
 }
 
-// ---- Decisions
-
-void Scheduler::Pump() {
-  if (shutting_down_) return;
-  StopDrained();
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    if (!BlockedByQueue(it->model, it) && Advance(*it) && it->requests.empty()) {
-      it = queue_.erase(it);  // served
-    } else {
-      ++it;
-    }
-  }
-}
-
-void Scheduler::StopDrained() {
-  for (auto& [id, m] : models_) {
-    if ((m.stale || m.retired) && m.phase == ModelPhase::kReady && m.in_flight == 0) {
-      IssueStop(id, StopReason::kReload);
-    }
-  }
-}
-
-bool Scheduler::Advance(Batch& b) {
-  ModelState& target = models_.at(b.model);
-  bool clear = true;
-  for (const std::string& other_id : target.conflicts) {
-    ModelState& other = models_.at(other_id);
-    if (other.phase == ModelPhase::kStopped) continue;
-    clear = false;
-    // Never stop a model with requests in flight: its last RequestFinished pumps again.
-    if (other.phase == ModelPhase::kReady && other.in_flight == 0) {
-      IssueStop(other_id, StopReason::kSwap);
-    }
-  }
-  if (!clear || target.stale) return false;  // a stale model restarts once it has stopped
-  if (target.phase == ModelPhase::kStopped) IssueStart(b.model);
-  if (target.phase != ModelPhase::kReady) return false;
-  while (!b.requests.empty() &&
-         (target.concurrency_limit <= 0 || target.in_flight < target.concurrency_limit)) {
-    RequestId id = b.requests.front();
-    b.requests.pop_front();
-    queued_.erase(id);
-    Admit(target, b.model, id);
-  }
-  return true;
-}
-
-// True when a batch before `end` wants the opposite of what running `model` needs: to stop
-// `model`, or to run a model that `model` stops.
-bool Scheduler::BlockedByQueue(const std::string& model,
-                               std::list<Batch>::const_iterator end) const {
-  const std::set<std::string>& stops = models_.at(model).conflicts;
-  for (auto it = queue_.begin(); it != end; ++it) {
-    if (it->model == model) continue;
-    if (stops.count(it->model) != 0 || models_.at(it->model).conflicts.count(model) != 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-bool Scheduler::ConflictsStopped(const ModelState& m) const {
-  return std::all_of(m.conflicts.begin(), m.conflicts.end(), [&](const std::string& other) {
-    return models_.at(other).phase == ModelPhase::kStopped;
-  });
-}
+// ---- Decisions (the queue walk: scheduler_queue.cpp)
 
 void Scheduler::IssueStart(const std::string& model) {
   ModelState& m = models_.at(model);

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/matrix_solver.h"
 #include "base/status.h"
 #include "config/config.h"
 
@@ -79,6 +80,11 @@ class SchedulerEffects {
   virtual void Admit(RequestId request) = 0;
   // The request failed; the Scheduler has forgotten it.
   virtual void Reject(RequestId request, const Status& why) = 0;
+  // Why a model is about to be loaded the way it is (the matrix router's choice), for the log.
+  virtual void Explain(const std::string& model, const std::string& why) {
+    (void)model;
+    (void)why;
+  }
 };
 
 // A model's life as the Scheduler sees it.
@@ -132,7 +138,10 @@ class Scheduler {
   struct ModelState {
     int concurrency_limit = 0;
     std::chrono::seconds ttl{0};
-    std::set<std::string> conflicts;  // must be stopped for this model to run
+    int64_t priority = 0;
+    // Groups: must be stopped for this model to run. Matrix: never runs beside this model (the
+    // solver decides the rest when the model loads).
+    std::set<std::string> conflicts;
     ModelPhase phase = ModelPhase::kStopped;
     bool start_pending = false;  // a StartModel effect has not been answered yet
     bool stop_pending = false;   // a StopModel effect has not been answered yet
@@ -150,6 +159,7 @@ class Scheduler {
     std::string model;
     std::list<RequestId> requests;  // FIFO
     bool preload = false;           // kept until the model runs, even without requests
+    bool explained = false;         // the matrix choice for this load was logged
   };
 
   // Walks the queue once, in order, letting every batch that is not blocked make progress.
@@ -162,7 +172,11 @@ class Scheduler {
   // serve. Returns true when the model is ready and nothing conflicting runs.
   bool Advance(Batch& b);
   bool BlockedByQueue(const std::string& model, std::list<Batch>::const_iterator end) const;
-  bool ConflictsStopped(const ModelState& m) const;
+  // The models that must stop before `model` may run, among those not stopped yet.
+  std::vector<std::string> Evictions(const std::string& model,
+                                     MatrixDecision* decision = nullptr) const;
+  // Queues a new batch behind every batch of the same or a higher priority.
+  std::list<Batch>::iterator Enqueue(Batch batch);
   void IssueStart(const std::string& model);
   void IssueStop(const std::string& model, StopReason reason);
   void Admit(ModelState& m, const std::string& model, RequestId id);
@@ -174,6 +188,7 @@ class Scheduler {
   const ModelState* Find(const std::string& model) const;
 
   SchedulerEffects* const effects_;
+  std::optional<MatrixSolver> matrix_;  // set when the matrix router is configured
   std::map<std::string, ModelState> models_;
   std::list<Batch> queue_;
   std::map<RequestId, std::string> queued_;  // queued request -> model

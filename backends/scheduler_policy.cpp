@@ -1,5 +1,7 @@
 #include "backends/scheduler_policy.h"
 
+#include "backends/matrix_solver.h"
+
 namespace swapd {
 namespace {
 
@@ -29,6 +31,20 @@ std::map<std::string, std::set<std::string>> ComputeConflicts(const Config& conf
       } else if (rules.exclusive && !RulesOf(config, other.group).persistent) {
         stop.insert(other_id);
       }
+    }
+  }
+  return conflicts;
+}
+
+std::map<std::string, std::set<std::string>> ComputeMatrixConflicts(const Config& config) {
+  std::map<std::string, std::set<std::string>> conflicts;
+  const MatrixSolver solver(config.matrix.value_or(MatrixConfig{}));
+  for (auto a = config.models.begin(); a != config.models.end(); ++a) {
+    conflicts[a->first];
+    for (auto b = std::next(a); b != config.models.end(); ++b) {
+      if (solver.CanCoexist({a->first, b->first})) continue;
+      conflicts[a->first].insert(b->first);
+      conflicts[b->first].insert(a->first);
     }
   }
   return conflicts;

@@ -18,4 +18,8 @@ namespace swapd {
 // for the exclusive one stops it.
 std::map<std::string, std::set<std::string>> ComputeConflicts(const Config& config);
 
+// The matrix router's static part: for every model, the models that share no set with it (a
+// model in no set conflicts with every other). Which of the others stop is decided per load.
+std::map<std::string, std::set<std::string>> ComputeMatrixConflicts(const Config& config);
+
 }  // namespace swapd

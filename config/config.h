@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "config/matrix.h"
+
 namespace swapd {
 
 // Where something is in a config file. Line and column are 1-based; 0 means unknown.
@@ -63,8 +65,9 @@ struct ModelConfig {
   std::vector<std::string> strip_params;                 // body keys to remove (never "model")
   nlohmann::json set_params = nlohmann::json::object();  // body keys to set
   nlohmann::json metadata = nlohmann::json::object();
-  std::string group;  // name of its group; kDefaultGroup when ungrouped
-  Position pos;       // where the model's key is
+  std::string group;     // name of its group; kDefaultGroup when ungrouped
+  int64_t priority = 0;  // routing.scheduler fifo priority: a higher one is served first
+  Position pos;          // where the model's key is
 };
 
 struct GroupConfig {
@@ -97,6 +100,8 @@ struct Config {
   std::map<std::string, ModelConfig> models;  // by id, sorted
   std::map<std::string, GroupConfig> groups;  // by name; has kDefaultGroup iff a model is ungrouped
   std::map<std::string, std::string> aliases;  // alias -> model id
+  // The matrix router (routing.router.use: matrix, or a top-level `matrix:`); groups otherwise.
+  std::optional<MatrixConfig> matrix;
 
   // Resolves a model id or an alias. Returns nullptr when neither matches.
   const ModelConfig* FindModel(std::string_view id_or_alias) const;

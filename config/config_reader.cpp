@@ -295,8 +295,9 @@ class ConfigReader {
     }
   }
 
-  // Groups come from `groups:` or from `routing.router.settings.groups`, never both (llama-swap
-  // refuses a config that mixes the legacy keys and the routing block).
+  // Groups or the matrix come from the legacy top-level `groups:`/`matrix:` or from
+  // `routing.router`, never both styles (llama-swap refuses a config that mixes them). The
+  // matrix's contents are read by LinkMatrix (matrix_link.h), which knows the models.
   void ReadRouting(const YamlNode& root, const YamlEntry* top_groups, const YamlEntry* routing,
                    RawConfig& raw) {
     const YamlEntry* matrix = root.Find("matrix");
@@ -309,9 +310,17 @@ class ConfigReader {
       ReadGroups(*top_groups, "", raw);
     else if (top_groups)
       fields_.IsMapOrError(*top_groups, "");
+    if (matrix && !has_top_groups && fields_.IsMapOrError(*matrix, "")) {
+      fields_.CheckKeys(*matrix->value, MatrixKeys(), "matrix: ", "matrix.");
+      raw.matrix = matrix->value;
+      raw.matrix_key = matrix->key->pos;
+    }
 
     if (!routing || !fields_.IsMapOrError(*routing, "")) return;
     fields_.CheckKeys(*routing->value, RoutingKeys(), "", "routing.");
+    if (const YamlEntry* scheduler = routing->value->Find("scheduler")) {
+      ReadScheduler(*scheduler, raw);
+    }
     const YamlEntry* router = routing->value->Find("router");
     if (!router || !fields_.IsMapOrError(*router, "routing: ")) return;
     fields_.CheckKeys(*router->value, RouterKeys(), "", "routing.router.");
@@ -322,22 +331,68 @@ class ConfigReader {
       return;
     }
     std::string use = "group";
-    if (const YamlEntry* u = router->value->Find("use")) {
-      if (auto v = fields_.Text(*u, "routing.router.")) use = v->text;
-      if (use == "matrix") {
-        sink_.Warning(u->value->pos,
-                      "routing.router.use: matrix: not supported yet, ignored "
-                      "(every model swaps alone)");
-      } else if (use != "group") {
-        sink_.Error(u->value->pos,
+    const YamlEntry* use_entry = router->value->Find("use");
+    if (use_entry) {
+      if (auto v = fields_.Text(*use_entry, "routing.router.")) use = v->text;
+      if (use != "group" && use != "matrix") {
+        sink_.Error(use_entry->value->pos,
                     "routing.router.use: must be group or matrix, got \"" + use + "\"");
       }
     }
     const YamlEntry* settings = router->value->Find("settings");
-    if (!settings || !fields_.IsMapOrError(*settings, "routing.router: ")) return;
+    if (!settings || !fields_.IsMapOrError(*settings, "routing.router: ")) {
+      if (use == "matrix") {
+        sink_.Error(router->key->pos,
+                    "routing.router.use is matrix but routing.router.settings."
+                    "matrix is missing");
+      }
+      return;
+    }
     fields_.CheckKeys(*settings->value, RouterSettingsKeys(), "", "routing.router.settings.");
-    if (const YamlEntry* groups = settings->value->Find("groups"); groups && use == "group") {
-      ReadGroups(*groups, "routing.router.settings.", raw);
+    const YamlEntry* groups = settings->value->Find("groups");
+    const YamlEntry* settings_matrix = settings->value->Find("matrix");
+    if (use == "group" && groups) ReadGroups(*groups, "routing.router.settings.", raw);
+    if (use == "matrix") {
+      if (!settings_matrix) {
+        sink_.Error(use_entry->value->pos,
+                    "routing.router.use is matrix but routing.router.settings.matrix is missing");
+      } else if (fields_.IsMapOrError(*settings_matrix, "routing.router.settings.")) {
+        fields_.CheckKeys(*settings_matrix->value, MatrixKeys(),
+                          "matrix: ", "routing.router.settings.matrix.");
+        raw.matrix = settings_matrix->value;
+        raw.matrix_key = settings_matrix->key->pos;
+      }
+    }
+    // The engine not chosen by `use` is ignored, as llama-swap does; say so.
+    const YamlEntry* unused = use == "matrix" ? groups : settings_matrix;
+    if (unused) {
+      sink_.Warning(unused->key->pos, "routing.router.settings." + unused->key->value +
+                                          ": ignored, routing.router.use is " + use);
+    }
+  }
+
+  // routing.scheduler: {use: fifo, settings: {fifo: {priority: {model: N}}}}. Higher first.
+  void ReadScheduler(const YamlEntry& scheduler, RawConfig& raw) {
+    if (!fields_.IsMapOrError(scheduler, "routing.")) return;
+    fields_.CheckKeys(*scheduler.value, SchedulerKeys(), "", "routing.scheduler.");
+    if (const YamlEntry* use = scheduler.value->Find("use")) {
+      auto v = fields_.Text(*use, "routing.scheduler.");
+      if (v && v->text != "fifo") {
+        sink_.Error(use->value->pos,
+                    "routing.scheduler.use: the only scheduler is fifo, got \"" + v->text + "\"");
+      }
+    }
+    const YamlEntry* settings = scheduler.value->Find("settings");
+    if (!settings || !fields_.IsMapOrError(*settings, "routing.scheduler.")) return;
+    fields_.CheckKeys(*settings->value, SchedulerSettingsKeys(), "", "routing.scheduler.settings.");
+    const YamlEntry* fifo = settings->value->Find("fifo");
+    if (!fifo || !fields_.IsMapOrError(*fifo, "routing.scheduler.settings.")) return;
+    fields_.CheckKeys(*fifo->value, FifoKeys(), "", "routing.scheduler.settings.fifo.");
+    const YamlEntry* priority = fifo->value->Find("priority");
+    if (!priority || !fields_.IsMapOrError(*priority, "routing.scheduler.settings.fifo.")) return;
+    for (const auto& p : priority->value->entries) {
+      auto n = fields_.Int(p, "routing.scheduler.settings.fifo.priority.");
+      if (n) raw.priority.push_back(RawPriority{p.key->value, *n, p.key->pos});
     }
   }
 

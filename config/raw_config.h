@@ -50,13 +50,22 @@ struct RawGroup {
   std::vector<RawText> members;
 };
 
+struct RawPriority {
+  std::string model;  // an id or alias
+  int64_t priority = 0;
+  Position pos;
+};
+
 struct RawConfig {
   Config globals;  // the top-level settings; models, groups and aliases are still empty
   std::vector<Macro> macros;
   std::vector<RawText> api_keys;
   std::vector<RawText> preload;
-  std::vector<RawModel> models;  // in file order
-  std::vector<RawGroup> groups;  // in file order
+  std::vector<RawModel> models;       // in file order
+  std::vector<RawGroup> groups;       // in file order
+  YamlNodePtr matrix;                 // the matrix map when the matrix router is used, else null
+  Position matrix_key;                // where its key is
+  std::vector<RawPriority> priority;  // routing.scheduler.settings.fifo.priority
 };
 
 }  // namespace swapd

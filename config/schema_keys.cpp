@@ -10,7 +10,7 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 17> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 18> kTopSupported = {"healthCheckTimeout",
                                              "logLevel",
                                              "logToStdout",
                                              "startPort",
@@ -26,13 +26,12 @@ constexpr std::array<K, 17> kTopSupported = {"healthCheckTimeout",
                                              "includeAliasesInList",
                                              "slotCacheDir",
                                              "slotCacheMaxBytes",
-                                             "slotCacheTimeout"};
-constexpr std::array<K, 13> kTopUnsupported = {
-    "logRequests",   "logTimeFormat", "metricsMaxInMemory",
-    "captureBuffer", "store",         "ui",
-    "performance",   "profiles",      "matrix",
-    "peers",         "upstream",      "selectors",
-    "security"};
+                                             "slotCacheTimeout",
+                                             "matrix"};
+constexpr std::array<K, 12> kTopUnsupported = {
+    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store",
+    "ui",          "performance",   "profiles",           "peers",         "upstream",
+    "selectors",   "security"};
 
 constexpr std::array<K, 16> kModelSupported = {"cmd",
                                                "cmdStop",
@@ -61,11 +60,13 @@ constexpr std::array<K, 1> kAliasSupported = {"id"};
 constexpr std::array<K, 2> kAliasUnsupported = {"name", "unlisted"};
 constexpr std::array<K, 1> kHooksSupported = {"on_startup"};
 constexpr std::array<K, 1> kOnStartupSupported = {"preload"};
-constexpr std::array<K, 1> kRoutingSupported = {"router"};
-constexpr std::array<K, 1> kRoutingUnsupported = {"scheduler"};
+constexpr std::array<K, 2> kRoutingSupported = {"router", "scheduler"};
 constexpr std::array<K, 2> kRouterSupported = {"use", "settings"};
-constexpr std::array<K, 1> kRouterSettingsSupported = {"groups"};
-constexpr std::array<K, 1> kRouterSettingsUnsupported = {"matrix"};
+constexpr std::array<K, 2> kRouterSettingsSupported = {"groups", "matrix"};
+constexpr std::array<K, 3> kMatrixSupported = {"vars", "evict_costs", "sets"};
+constexpr std::array<K, 2> kSchedulerSupported = {"use", "settings"};
+constexpr std::array<K, 1> kSchedulerSettingsSupported = {"fifo"};
+constexpr std::array<K, 1> kFifoSupported = {"priority"};
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -149,7 +150,7 @@ const KeySet& OnStartupKeys() {
   return kSet;
 }
 const KeySet& RoutingKeys() {
-  static const KeySet kSet{kRoutingSupported, kRoutingUnsupported};
+  static const KeySet kSet{kRoutingSupported, kNone};
   return kSet;
 }
 const KeySet& RouterKeys() {
@@ -157,7 +158,23 @@ const KeySet& RouterKeys() {
   return kSet;
 }
 const KeySet& RouterSettingsKeys() {
-  static const KeySet kSet{kRouterSettingsSupported, kRouterSettingsUnsupported};
+  static const KeySet kSet{kRouterSettingsSupported, kNone};
+  return kSet;
+}
+const KeySet& MatrixKeys() {
+  static const KeySet kSet{kMatrixSupported, kNone};
+  return kSet;
+}
+const KeySet& SchedulerKeys() {
+  static const KeySet kSet{kSchedulerSupported, kNone};
+  return kSet;
+}
+const KeySet& SchedulerSettingsKeys() {
+  static const KeySet kSet{kSchedulerSettingsSupported, kNone};
+  return kSet;
+}
+const KeySet& FifoKeys() {
+  static const KeySet kSet{kFifoSupported, kNone};
   return kSet;
 }
 

@@ -31,5 +31,9 @@ const KeySet& OnStartupKeys();
 const KeySet& RoutingKeys();
 const KeySet& RouterKeys();
 const KeySet& RouterSettingsKeys();
+const KeySet& MatrixKeys();
+const KeySet& SchedulerKeys();
+const KeySet& SchedulerSettingsKeys();
+const KeySet& FifoKeys();
 
 }  // namespace swapd

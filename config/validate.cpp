@@ -6,6 +6,7 @@
 
 #include "config/argv_split.h"
 #include "config/macros.h"
+#include "config/matrix_link.h"
 
 namespace swapd {
 namespace {
@@ -157,6 +158,8 @@ void LinkAndValidate(const RawConfig& raw, Config& config, bool complete, Diagno
   LinkGroups(raw, config, complete, sink);
   HintImplicitExclusive(raw, config, sink);
   LinkPreload(raw, config, complete, sink);
+  LinkMatrix(raw, config, sink);
+  LinkPriority(raw, config, sink);
   LinkApiKeys(raw, config, sink);
   HintWindowsMacros(raw, sink);
 }

@@ -1,5 +1,7 @@
 #include "daemon/check_command.h"
 
+#include "daemon/check_matrix.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -81,14 +83,15 @@ void DescribeArgv(std::string_view label, const std::vector<std::string>& argv,
   for (const auto& word : argv) o << "    " << QuoteWord(word) << "\n";
 }
 
-void DescribeModel(const ModelConfig& m, std::ostream& o) {
+void DescribeModel(const ModelConfig& m, bool matrix, std::ostream& o) {
   o << "\nmodel " << QuoteWord(m.id);
   if (m.pos.line > 0) o << "  (" << m.pos.ToString() << ")";
   o << ":\n";
   if (!m.name.empty()) o << "  name: " << m.name << "\n";
   if (!m.description.empty()) o << "  description: " << m.description << "\n";
-  o << "  group: " << m.group << "\n"
-    << "  aliases: " << JoinOr(m.aliases, "none") << "\n";
+  if (!matrix) o << "  group: " << m.group << "\n";
+  if (m.priority != 0) o << "  priority: " << m.priority << "\n";
+  o << "  aliases: " << JoinOr(m.aliases, "none") << "\n";
   DescribeArgv("argv", m.argv, "none (no cmd: the proxy is an already running server)", o);
   DescribeArgv("cmdStop", m.stop_argv, "none (SIGTERM to the process group)", o);
   if (m.env.empty()) {
@@ -268,8 +271,12 @@ std::string QuoteWord(std::string_view word) {
 std::string DescribeConfig(const Config& config) {
   std::ostringstream o;
   DescribeGlobals(config, o);
-  for (const auto& [name, group] : config.groups) DescribeGroup(group, o);
-  for (const auto& [id, model] : config.models) DescribeModel(model, o);
+  if (config.matrix) {
+    DescribeMatrix(config, o);
+  } else {
+    for (const auto& [name, group] : config.groups) DescribeGroup(group, o);
+  }
+  for (const auto& [id, model] : config.models) DescribeModel(model, config.matrix.has_value(), o);
   return o.str();
 }
 
@@ -292,7 +299,8 @@ json ConfigJson(const Config& c) {
     models[id] = {
         {"name", m.name},
         {"description", m.description},
-        {"group", m.group},
+        {"group", c.matrix ? json(nullptr) : json(m.group)},
+        {"priority", m.priority},
         {"aliases", m.aliases},
         {"argv", m.argv},
         {"cmdStop", m.stop_argv},
@@ -327,6 +335,7 @@ json ConfigJson(const Config& c) {
       {"slotCacheMaxBytes", c.slot_cache_max_bytes},
       {"slotCacheTimeout", c.slot_cache_timeout.count()},
       {"groups", groups},
+      {"matrix", c.matrix ? MatrixJson(*c.matrix, c) : json(nullptr)},
       {"models", models},
   };
   return doc;
@@ -366,8 +375,10 @@ int RunCheck(const Options& options, std::ostream& out, std::ostream& err) {
     return 1;
   }
   out << DescribeConfig(*result.config) << "\n"
-      << Plural(models, "model") << ", " << Plural(groups, "group") << ": OK"
-      << CountsSuffix(counts) << "\n";
+      << Plural(models, "model") << ", "
+      << (result.config->matrix ? Plural(result.config->matrix->sets.size(), "matrix set")
+                                : Plural(groups, "group"))
+      << ": OK" << CountsSuffix(counts) << "\n";
   return 0;
 }
 

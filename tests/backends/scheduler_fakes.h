@@ -28,6 +28,8 @@ class FakeEffects : public SchedulerEffects {
     rejected_[request] = why;
   }
 
+  void Explain(const std::string&, const std::string& why) override { explained_.push_back(why); }
+
   // The effects since the last Take(), in order.
   std::vector<std::string> Take() { return std::exchange(log_, {}); }
   const Status& Rejection(RequestId request) { return rejected_.at(request); }
@@ -41,6 +43,9 @@ class FakeEffects : public SchedulerEffects {
   std::vector<std::string> log_;
   std::map<RequestId, Status> rejected_;
   std::map<std::string, std::string> stop_reasons_;
+
+ public:
+  std::vector<std::string> explained_;  // every Explain, in order
 };
 
 class ConfigBuilder {
@@ -87,6 +92,31 @@ struct ServingHarness {
     REQUIRE(effects.Take() == Log{"start " + model});
     scheduler.StartFinished(model, Status::Ok(), now);
     REQUIRE(effects.Take() == Log{"admit " + std::to_string(id)});
+  }
+  FakeEffects effects;
+  Scheduler scheduler;
+  SchedulerTime now{};
+};
+
+// A Scheduler driven by hand that completes at once every stop and start a request causes.
+struct SwapHarness {
+  explicit SwapHarness(const Config& config) : scheduler(config, &effects) {}
+  // Requests `model` as request `id` and completes the stops and the start it causes.
+  void Run(RequestId id, const std::string& model) {
+    scheduler.RequestArrived(id, model);
+    for (const std::string& e : effects.Take()) {
+      if (e.rfind("stop ", 0) == 0) scheduler.StopFinished(e.substr(5));
+    }
+    if (scheduler.Phase(model) == ModelPhase::kStarting) {
+      scheduler.StartFinished(model, Status::Ok(), now);
+    }
+    effects.Take();
+  }
+  // Run, then the request finishes and the clock moves on a second.
+  void RunAndFinish(RequestId id, const std::string& model) {
+    Run(id, model);
+    scheduler.RequestFinished(id, now);
+    now += std::chrono::seconds(1);
   }
   FakeEffects effects;
   Scheduler scheduler;

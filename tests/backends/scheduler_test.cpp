@@ -33,21 +33,7 @@ Config DayConfig() {
       .Build();
 }
 
-struct Harness {
-  explicit Harness(const Config& config) : scheduler(config, &effects) {}
-  // Requests `model` as request `id` and completes the start it causes.
-  void Run(RequestId id, const std::string& model) {
-    scheduler.RequestArrived(id, model);
-    for (const std::string& e : effects.Take()) {
-      if (e.rfind("stop ", 0) == 0) scheduler.StopFinished(e.substr(5));
-    }
-    if (scheduler.Phase(model) == ModelPhase::kStarting) scheduler.StartFinished(model, kOk, now);
-    effects.Take();
-  }
-  FakeEffects effects;
-  Scheduler scheduler;
-  SchedulerTime now{};
-};
+using Harness = testing::SwapHarness;
 
 TEST_CASE("conflicts follow DESIGN.md group semantics", "[unit][scheduler]") {
   auto c = ComputeConflicts(DayConfig());

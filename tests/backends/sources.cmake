@@ -3,8 +3,10 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/guardian_test.cpp
   backends/launcher_test.cpp
   backends/log_ring_test.cpp
+  backends/matrix_solver_test.cpp
   backends/process_backend_test.cpp
   backends/router_test.cpp
+  backends/scheduler_matrix_test.cpp
   backends/scheduler_queue_test.cpp
   backends/scheduler_reload_test.cpp
   backends/scheduler_test.cpp

@@ -123,12 +123,7 @@ routing:
         "13:3");
 }
 
-TEST_CASE("matrix is ignored with a warning; with groups it is an error", "[unit][config]") {
-  auto r = Parse(std::string(kModels) + "matrix:\n  vars: {x: a}\n  sets: {s: x}\n");
-  REQUIRE(r.ok());
-  CHECK(At(FindDiag(r, "matrix: not supported yet, ignored")) == "9:1");
-  CHECK(r.config->groups.at(std::string(kDefaultGroup)).members == Words{"a", "b", "c"});
-
+TEST_CASE("matrix together with groups is an error", "[unit][config]") {
   auto both =
       Parse(std::string(kModels) + "matrix:\n  vars: {x: a}\ngroups:\n  g: {members: [a]}\n");
   REQUIRE_FALSE(both.ok());

@@ -11,4 +11,5 @@ list(APPEND SWAPD_TEST_SOURCES
   config/slot_cache_config_test.cpp
   config/proxy_url_test.cpp
   config/diff_test.cpp
+  config/matrix_config_test.cpp
 )

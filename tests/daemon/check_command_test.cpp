@@ -246,6 +246,29 @@ const char* const kTypo = R"(models:
     cmdstop: kill ${PID}
 )";
 
+TEST_CASE("swapd check: a matrix config shows its sets and each load's evictions",
+          "[integration][cli]") {
+  TempDir dir;
+  CheckRun run = Check(dir, R"yaml(models:
+  big: {cmd: "srv --port ${PORT}"}
+  small: {cmd: "srv --port ${PORT}"}
+  voice: {cmd: "srv --port ${PORT}"}
+  solo: {cmd: "srv --port ${PORT}"}
+matrix:
+  evict_costs: {big: 10}
+  sets:
+    chat: "(big | small) & voice"
+    pair: "big & small"
+)yaml");
+  INFO("stdout:\n" << run.out << "stderr:\n" << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out,
+             Contains("set chat: (big | small) & voice\n    {big, voice}\n    {small, voice}\n"));
+  CHECK_THAT(run.out, Contains("    solo: in no set, runs alone"));
+  CHECK_THAT(run.out, Contains("4 models, 2 matrix sets: OK\n"));
+  CHECK(run.err.empty());
+}
+
 TEST_CASE("swapd check: a valid config exits 0 and prints the argv", "[integration][cli]") {
   TempDir dir;
   CheckRun run = Check(dir, kValid);
