@@ -70,7 +70,7 @@ struct ProcessBackend::Running {
 ProcessBackend::ProcessBackend(ModelConfig model, const Config& config,
                                ProcessBackendOptions options)
     : model_(std::move(model)),
-      health_check_timeout_(config.health_check_timeout),
+      health_check_timeout_(model_.health_check_timeout.value_or(config.health_check_timeout)),
       launcher_(options.launcher != nullptr ? options.launcher : &DefaultLauncher()),
       probe_factory_(options.probe_factory ? options.probe_factory : DefaultProbeFactory()),
       sink_(std::make_shared<OutputSink>(model_.id, options.log_ring_bytes)),

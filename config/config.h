@@ -37,6 +37,16 @@ struct Diagnostic {
 // The name of the implicit group that holds every model not listed in a group.
 inline constexpr std::string_view kDefaultGroup = "(default)";
 
+// `capabilities` of a model, as llama-swap renders them into /v1/models (architecture,
+// capabilities, supported_parameters, context_length).
+struct ModelCapabilities {
+  std::vector<std::string> in;   // input modalities: text, audio, image
+  std::vector<std::string> out;  // output modalities
+  bool tools = false;            // function calling
+  bool reranker = false;
+  int64_t context = 0;  // context length in tokens; 0 = not said
+};
+
 struct ModelConfig {
   std::string id;    // the key under `models:`
   std::string name;  // display name (`name`), may be empty
@@ -64,6 +74,16 @@ struct ModelConfig {
   int concurrency_limit = 10;
   std::vector<std::string> strip_params;                 // body keys to remove (never "model")
   nlohmann::json set_params = nlohmann::json::object();  // body keys to set
+  // filters.setParamsByID: body keys set for a request that asked for exactly this id (the model's
+  // id or one of these keys, which are aliases too), after setParams.
+  struct ParamsForId {
+    nlohmann::json params;  // a JSON object
+    Position pos;           // where its key is
+  };
+  std::map<std::string, ParamsForId> set_params_by_id;
+  std::optional<ModelCapabilities> capabilities;
+  // The model's own healthCheckTimeout; unset: the top-level one.
+  std::optional<std::chrono::seconds> health_check_timeout;
   nlohmann::json metadata = nlohmann::json::object();
   std::string group;     // name of its group; kDefaultGroup when ungrouped
   int64_t priority = 0;  // routing.scheduler fifo priority: a higher one is served first

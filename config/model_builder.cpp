@@ -4,6 +4,7 @@
 #include <set>
 
 #include "config/argv_split.h"
+#include "config/capabilities.h"
 #include "config/macros.h"
 #include "config/slot_cache_settings.h"
 #include "config/yaml_scalar.h"
@@ -60,6 +61,8 @@ class ModelBuilder {
     for (Field* f : fields) f->text = ExpandMacros(std::move(f->text), macros_);
     nlohmann::json set_params = Json(raw_.set_params);
     nlohmann::json metadata = Json(raw_.metadata);
+    nlohmann::json by_id = Json(raw_.set_params_by_id);
+    nlohmann::json capabilities = Json(raw_.capabilities);
 
     // What a saved slot cache depends on, before swapd's own macros fill in a port or a path.
     std::vector<std::string> key_parts = {cmd.text};
@@ -71,6 +74,7 @@ class ModelBuilder {
       for (Field* f : fields) ReplaceAll(f->text, "${SLOT_DIR}", m.slot_dir);
       set_params = ExpandMacro(std::move(set_params), "SLOT_DIR", m.slot_dir);
       metadata = ExpandMacro(std::move(metadata), "SLOT_DIR", m.slot_dir);
+      by_id = ExpandMacro(std::move(by_id), "SLOT_DIR", m.slot_dir);
     }
 
     // ${PORT} exists only for models whose cmd uses it (llama-swap's rule).
@@ -87,6 +91,7 @@ class ModelBuilder {
       for (Field* f : fields) ReplaceAll(f->text, "${PORT}", port);
       set_params = ExpandMacro(std::move(set_params), "PORT", m.port);
       metadata = ExpandMacro(std::move(metadata), "PORT", m.port);
+      by_id = ExpandMacro(std::move(by_id), "PORT", m.port);
     }
 
     for (Field* f : fields) {
@@ -96,6 +101,8 @@ class ModelBuilder {
     }
     CheckLeftovers(Field{"filters.setParams", nullptr, ""}, set_params);
     CheckLeftovers(Field{"metadata", nullptr, ""}, metadata);
+    CheckLeftovers(Field{"filters.setParamsByID", nullptr, ""}, by_id);
+    CheckLeftovers(Field{"capabilities", nullptr, ""}, capabilities);
 
     BuildCommands(cmd, cmd_stop, m);
     BuildEnv(env, m);
@@ -119,8 +126,16 @@ class ModelBuilder {
     m.strip_params = StripParams(strip.text);
     m.set_params = SetParams(std::move(set_params));
     m.metadata = metadata.is_object() ? std::move(metadata) : nlohmann::json::object();
+    m.set_params_by_id = SetParamsById(by_id);
+    if (raw_.capabilities) {
+      m.capabilities = ReadCapabilities(capabilities, *raw_.capabilities, ctx_, sink_);
+    }
+    if (raw_.health_check_timeout > 0) {
+      m.health_check_timeout = std::chrono::seconds(raw_.health_check_timeout);
+    }
     HintStringBooleans(raw_.set_params, "filters.setParams");
     HintStringBooleans(raw_.metadata, "metadata");
+    HintStringBooleans(raw_.set_params_by_id, "filters.setParamsByID");
     return m;
   }
 
@@ -151,10 +166,12 @@ class ModelBuilder {
 
   void ReportLeftover(const Field& f, const std::string& ref) {
     const std::string slug = "${" + ref + "}";
-    const YamlNodePtr& node = f.name == "filters.setParams" ? raw_.set_params
-                              : f.name == "metadata"        ? raw_.metadata
-                              : f.raw                       ? f.raw->node
-                                                            : nullptr;
+    const YamlNodePtr& node = f.name == "filters.setParams"       ? raw_.set_params
+                              : f.name == "filters.setParamsByID" ? raw_.set_params_by_id
+                              : f.name == "capabilities"          ? raw_.capabilities
+                              : f.name == "metadata"              ? raw_.metadata
+                              : f.raw                             ? f.raw->node
+                                                                  : nullptr;
     Position pos = node ? node->Locate(slug) : raw_.pos;
     std::string via;
     // A reference that is not written in the field came from a macro's value: point there.
@@ -276,6 +293,36 @@ class ModelBuilder {
       params.erase("model");
     }
     return params;
+  }
+
+  // Keys may use macros (`${MODEL_ID}:high`); each value is a map of body keys, never `model`.
+  std::map<std::string, ModelConfig::ParamsForId> SetParamsById(const nlohmann::json& by_id) {
+    std::map<std::string, ModelConfig::ParamsForId> out;
+    if (!raw_.set_params_by_id || !by_id.is_object()) return out;
+    const std::string where = "filters.setParamsByID";
+    for (const auto& e : raw_.set_params_by_id->entries) {
+      const std::string id = ExpandMacros(e.key->value, macros_);
+      const auto refs = FindMacroRefs(id);
+      if (!refs.empty()) {
+        sink_.Error(e.key->pos, ctx_ + where + ": unknown macro ${" + refs.front() + "} in \"" +
+                                    e.key->value + "\"");
+        continue;
+      }
+      auto params = by_id.find(e.key->value);
+      if (params == by_id.end() || !params->is_object()) {
+        sink_.Error(e.value->pos, ctx_ + where + "." + id + ": expected a map of body keys");
+        continue;
+      }
+      nlohmann::json set = *params;
+      if (set.erase("model") > 0) {
+        sink_.Warning(e.value->Find("model")->key->pos,
+                      ctx_ + where + "." + id + ": model is never overridden, ignored");
+      }
+      if (!out.emplace(id, ModelConfig::ParamsForId{std::move(set), e.key->pos}).second) {
+        sink_.Error(e.key->pos, ctx_ + where + ": \"" + id + "\" is listed twice");
+      }
+    }
+    return out;
   }
 
   // Go's YAML keeps `on`, `yes`, ... as strings; say so where the JSON type matters.

@@ -31,13 +31,16 @@ struct RawModel {
   RawText cmd, cmd_stop, proxy, check_endpoint, name, description, use_model_name, strip_params;
   std::vector<RawText> aliases;
   std::vector<RawText> env;
-  int64_t ttl = -1;               // -1 = globalTTL
-  int64_t unload_timeout = 0;     // 0 = the top-level unloadTimeout
-  int64_t concurrency_limit = 0;  // 0 = the default, 10
+  int64_t ttl = -1;                  // -1 = globalTTL
+  int64_t unload_timeout = 0;        // 0 = the top-level unloadTimeout
+  int64_t concurrency_limit = 0;     // 0 = the default, 10
+  int64_t health_check_timeout = 0;  // 0 = the top-level healthCheckTimeout
   bool unlisted = false;
   std::vector<Macro> macros;
-  YamlNodePtr set_params;  // a map, or null
-  YamlNodePtr metadata;    // a map, or null
+  YamlNodePtr set_params;        // a map, or null
+  YamlNodePtr set_params_by_id;  // a map of maps, or null
+  YamlNodePtr capabilities;      // a map, or null
+  YamlNodePtr metadata;          // a map, or null
 };
 
 struct RawGroup {

@@ -33,7 +33,7 @@ constexpr std::array<K, 12> kTopUnsupported = {
     "ui",          "performance",   "profiles",           "peers",         "upstream",
     "selectors",   "security"};
 
-constexpr std::array<K, 16> kModelSupported = {"cmd",
+constexpr std::array<K, 18> kModelSupported = {"cmd",
                                                "cmdStop",
                                                "proxy",
                                                "aliases",
@@ -48,12 +48,15 @@ constexpr std::array<K, 16> kModelSupported = {"cmd",
                                                "concurrencyLimit",
                                                "filters",
                                                "macros",
-                                               "metadata"};
-constexpr std::array<K, 4> kModelUnsupported = {"sendLoadingState", "timeouts", "capabilities",
-                                                "healthCheckTimeout"};
+                                               "metadata",
+                                               "capabilities",
+                                               "healthCheckTimeout"};
+constexpr std::array<K, 2> kModelUnsupported = {"sendLoadingState", "timeouts"};
 
-constexpr std::array<K, 3> kFilterSupported = {"stripParams", "setParams", "strip_params"};
-constexpr std::array<K, 2> kFilterUnsupported = {"setParamsByID", "setParamsByMatch"};
+constexpr std::array<K, 4> kFilterSupported = {"stripParams", "setParams", "strip_params",
+                                               "setParamsByID"};
+constexpr std::array<K, 1> kFilterUnsupported = {"setParamsByMatch"};
+constexpr std::array<K, 5> kCapabilitiesSupported = {"in", "out", "tools", "reranker", "context"};
 
 constexpr std::array<K, 4> kGroupSupported = {"swap", "exclusive", "persistent", "members"};
 constexpr std::array<K, 1> kAliasSupported = {"id"};
@@ -131,6 +134,10 @@ const KeySet& ModelKeys() {
 }
 const KeySet& FilterKeys() {
   static const KeySet kSet{kFilterSupported, kFilterUnsupported};
+  return kSet;
+}
+const KeySet& CapabilitiesKeys() {
+  static const KeySet kSet{kCapabilitiesSupported, kNone};
   return kSet;
 }
 const KeySet& GroupKeys() {

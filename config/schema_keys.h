@@ -24,6 +24,7 @@ struct KeySet {
 const KeySet& TopLevelKeys();
 const KeySet& ModelKeys();
 const KeySet& FilterKeys();
+const KeySet& CapabilitiesKeys();
 const KeySet& GroupKeys();
 const KeySet& AliasKeys();  // an alias written as a map (newer llama-swap)
 const KeySet& HooksKeys();

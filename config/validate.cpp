@@ -34,6 +34,20 @@ void LinkAliases(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
       }
     }
   }
+  // Each filters.setParamsByID key but the model's own id is an alias of the model too.
+  for (auto& [id, model] : config.models) {
+    for (const auto& [key, by_id] : model.set_params_by_id) {
+      if (key == id) continue;
+      const std::string ctx = ModelLabel(id) + ": filters.setParamsByID \"" + key + "\"";
+      if (config.models.count(key)) {
+        sink.Error(by_id.pos, ctx + " is the id of " + ModelLabel(key));
+      } else if (auto [it, inserted] = config.aliases.emplace(key, id); inserted) {
+        model.aliases.push_back(key);
+      } else if (it->second != id) {
+        sink.Error(by_id.pos, ctx + " is already an alias of " + ModelLabel(it->second));
+      }
+    }
+  }
 }
 
 void LinkGroups(const RawConfig& raw, Config& config, bool complete, DiagnosticSink& sink) {

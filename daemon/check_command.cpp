@@ -1,13 +1,13 @@
 #include "daemon/check_command.h"
 
-#include "daemon/check_matrix.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 #include "config/loader.h"
+#include "daemon/check_matrix.h"
+#include "daemon/check_model_extras.h"
 
 namespace swapd {
 namespace {
@@ -83,7 +83,8 @@ void DescribeArgv(std::string_view label, const std::vector<std::string>& argv,
   for (const auto& word : argv) o << "    " << QuoteWord(word) << "\n";
 }
 
-void DescribeModel(const ModelConfig& m, bool matrix, std::ostream& o) {
+void DescribeModel(const ModelConfig& m, const Config& config, std::ostream& o) {
+  const bool matrix = config.matrix.has_value();
   o << "\nmodel " << QuoteWord(m.id);
   if (m.pos.line > 0) o << "  (" << m.pos.ToString() << ")";
   o << ":\n";
@@ -128,13 +129,14 @@ void DescribeModel(const ModelConfig& m, bool matrix, std::ostream& o) {
                                  : m.use_model_name)
     << "\n";
   bool no_set = m.set_params.is_null() || m.set_params.empty();
-  if (m.strip_params.empty() && no_set) {
+  if (m.strip_params.empty() && no_set && m.set_params_by_id.empty()) {
     o << "  filters: none\n";
   } else {
     o << "  filters:\n"
       << "    stripParams: " << JoinOr(m.strip_params, "none") << "\n"
       << "    setParams: " << (no_set ? "none" : Dump(m.set_params)) << "\n";
   }
+  DescribeModelExtras(m, config, o);
   if (!m.metadata.is_null() && !m.metadata.empty()) {
     o << "  metadata: " << Dump(m.metadata) << "\n";
   }
@@ -276,7 +278,7 @@ std::string DescribeConfig(const Config& config) {
   } else {
     for (const auto& [name, group] : config.groups) DescribeGroup(group, o);
   }
-  for (const auto& [id, model] : config.models) DescribeModel(model, config.matrix.has_value(), o);
+  for (const auto& [id, model] : config.models) DescribeModel(model, config, o);
   return o.str();
 }
 
@@ -319,6 +321,7 @@ json ConfigJson(const Config& c) {
         {"metadata", m.metadata.is_null() ? json::object() : m.metadata},
         {"definedAt", Where(m.pos)},
     };
+    models[id].update(ModelExtrasJson(m, c));
   }
   json doc = {
       {"healthCheckTimeout", c.health_check_timeout.count()},

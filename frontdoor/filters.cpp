@@ -4,10 +4,31 @@ namespace swapd {
 
 bool HasFilters(const ModelConfig& model) {
   return !model.use_model_name.empty() || !model.strip_params.empty() ||
-         (model.set_params.is_object() && !model.set_params.empty());
+         (model.set_params.is_object() && !model.set_params.empty()) ||
+         !model.set_params_by_id.empty();
 }
 
-std::optional<std::string> ApplyFilters(const ModelConfig& model, nlohmann::json& document) {
+namespace {
+
+// Sets each key of `params` but "model". Returns whether the document changed.
+bool SetParams(const nlohmann::json& params, nlohmann::json& document) {
+  bool changed = false;
+  if (!params.is_object()) return false;
+  for (const auto& [key, value] : params.items()) {
+    if (key == "model") continue;
+    auto it = document.find(key);
+    if (it == document.end() || *it != value) {
+      document[key] = value;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+std::optional<std::string> ApplyFilters(const ModelConfig& model, const std::string& requested_id,
+                                        nlohmann::json& document) {
   if (!document.is_object()) return std::nullopt;
   bool changed = false;
   if (!model.use_model_name.empty()) {
@@ -21,15 +42,10 @@ std::optional<std::string> ApplyFilters(const ModelConfig& model, nlohmann::json
     if (key == "model") continue;
     changed |= document.erase(key) > 0;
   }
-  if (model.set_params.is_object()) {
-    for (const auto& [key, value] : model.set_params.items()) {
-      if (key == "model") continue;
-      auto it = document.find(key);
-      if (it == document.end() || *it != value) {
-        document[key] = value;
-        changed = true;
-      }
-    }
+  changed |= SetParams(model.set_params, document);
+  if (auto by_id = model.set_params_by_id.find(requested_id);
+      by_id != model.set_params_by_id.end()) {
+    changed |= SetParams(by_id->second.params, document);
   }
   if (!changed) return std::nullopt;
   return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -151,7 +151,7 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
   std::optional<std::string> filtered;
   if (HasFilters(*model)) {  // only then is the body parsed into a document
     nlohmann::json document = ParseJsonDocument(req.body);
-    filtered = ApplyFilters(*model, document);
+    filtered = ApplyFilters(*model, parsed.value().model, document);
   }
   Dispatch(*model, req, req.target, filtered ? *filtered : req.body, res, ctx);
 }

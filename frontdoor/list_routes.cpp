@@ -18,6 +18,39 @@ int64_t UnixNow() {
       .count();
 }
 
+bool Has(const std::vector<std::string>& list, const char* value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::string Joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& s : list) out += (out.empty() ? "" : "+") + s;
+  return out;
+}
+
+// `capabilities` rendered as llama-swap renders them (OpenRouter's shape of a model entry).
+void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
+  if (!caps.in.empty() || !caps.out.empty()) {
+    item["architecture"] = {{"input_modalities", caps.in},
+                            {"output_modalities", caps.out},
+                            {"modality", Joined(caps.in) + "->" + Joined(caps.out)}};
+  }
+  item["capabilities"] = {
+      {"vision", Has(caps.in, "image")},
+      {"audio_transcriptions", Has(caps.in, "audio")},
+      {"audio_speech", Has(caps.out, "audio")},
+      {"image_generation", Has(caps.out, "image")},
+      {"image_to_image", Has(caps.in, "image") && Has(caps.out, "image")},
+      {"function_calling", caps.tools},
+      {"reranker", caps.reranker},
+  };
+  if (caps.tools) item["supported_parameters"] = {"tools", "tool_choice"};
+  if (caps.context > 0) {
+    item["context_length"] = caps.context;
+    item["meta"]["n_ctx"] = caps.context;
+  }
+}
+
 }  // namespace
 
 void FrontDoor::HandleListModels(HttpResponse& res) {
@@ -28,15 +61,19 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
   const int64_t created = UnixNow();
   auto entry = [&](const std::string& id, const ModelConfig& model) {
     BackendState state = states.count(model.id) ? states[model.id] : BackendState::kStopped;
+    const bool loaded = state != BackendState::kStopped && state != BackendState::kFailed;
     nlohmann::json item = {
         {"id", id},
         {"object", "model"},
         {"created", created},
-        {"owned_by", "swapd"},
-        {"status", {{"value", state == BackendState::kReady ? "loaded" : "unloaded"}}}};
+        // Clients tell llama-swap (and so swapd) from a plain server by this.
+        {"owned_by", "llama-swap"},
+        // As llama-swap: "loaded" while a process exists (starting, ready or stopping).
+        {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
     if (!model.name.empty()) item["name"] = model.name;
     if (!model.description.empty()) item["description"] = model.description;
-    if (!model.metadata.empty()) item["meta"] = {{"llamaswap", model.metadata}};
+    if (!model.metadata.empty()) item["meta"]["llamaswap"] = model.metadata;
+    if (model.capabilities) AddCapabilities(*model.capabilities, item);
     return item;
   };
   std::map<std::string, nlohmann::json> sorted;

@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(document.is_object(), "an accepted body parses to an object");
   const nlohmann::json original = document;
 
-  std::optional<std::string> text = ApplyFilters(model, document);
+  std::optional<std::string> text = ApplyFilters(model, model.id, document);
   if (!text) {
     FUZZ_CHECK(document == original, "no change reported, none made");
     return 0;
@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(document.contains(key) && document.at(key) == value, key.c_str());
   }
   nlohmann::json twice = document;
-  (void)ApplyFilters(model, twice);
+  (void)ApplyFilters(model, model.id, twice);
   FUZZ_CHECK(twice == document, "filters are idempotent");
   return 0;
 }

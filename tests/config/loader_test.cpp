@@ -201,26 +201,24 @@ performance:
 models:
   a:
     cmd: srv --port ${PORT}
-    capabilities: {tools: true}
     timeouts: {connect: 1}
     filters:
-      setParamsByID:
-        "${MODEL_ID}:low": {x: 1}
+      setParamsByMatch: {}
   b:
     cmd: srv --port ${PORT}
-    capabilities: {tools: false}
+    timeouts: {connect: 2}
 )",
                  {}, true);
   INFO(r.ErrorText());
   REQUIRE(r.ok());  // never errors, even under --strict
   CHECK(At(FindDiag(r, "logRequests: not supported yet, ignored")) == "2:1");
   CHECK(FindDiag(r, "performance: not supported yet, ignored"));
-  const Diagnostic* caps = FindDiag(r, "capabilities: not supported yet");
-  REQUIRE(caps);
-  CHECK(caps->message ==
-        "model \"a\": capabilities: not supported yet, ignored (and in 1 more place)");
-  CHECK(FindDiag(r, "model \"a\": filters.setParamsByID: not supported yet, ignored"));
-  CHECK(testing::CountSeverity(r, Severity::kWarning) == 7);
+  const Diagnostic* timeouts = FindDiag(r, "timeouts: not supported yet");
+  REQUIRE(timeouts);
+  CHECK(timeouts->message ==
+        "model \"a\": timeouts: not supported yet, ignored (and in 1 more place)");
+  CHECK(FindDiag(r, "model \"a\": filters.setParamsByMatch: not supported yet, ignored"));
+  CHECK(testing::CountSeverity(r, Severity::kWarning) == 6);
 }
 
 TEST_CASE("Booleans follow Go's yaml.v3", "[unit][config]") {

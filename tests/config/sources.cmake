@@ -12,4 +12,5 @@ list(APPEND SWAPD_TEST_SOURCES
   config/proxy_url_test.cpp
   config/diff_test.cpp
   config/matrix_config_test.cpp
+  config/model_extras_test.cpp
 )

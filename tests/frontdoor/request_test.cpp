@@ -75,7 +75,7 @@ TEST_CASE("filters apply in order and leave the body alone when nothing changes"
   ModelConfig model;
   nlohmann::json doc = nlohmann::json::parse(R"({"model":"a","temperature":0.7,"top_k":5})");
   CHECK_FALSE(HasFilters(model));
-  CHECK_FALSE(ApplyFilters(model, doc).has_value());
+  CHECK_FALSE(ApplyFilters(model, model.id, doc).has_value());
   ModelConfig stripping;
   stripping.strip_params = {"x"};
   CHECK(HasFilters(stripping));
@@ -84,7 +84,7 @@ TEST_CASE("filters apply in order and leave the body alone when nothing changes"
   model.strip_params = {"temperature", "model", "absent"};
   model.set_params = {{"top_k", 40}, {"model", "ignored"}, {"min_p", 0.05}};
   CHECK(HasFilters(model));
-  auto out = ApplyFilters(model, doc);
+  auto out = ApplyFilters(model, model.id, doc);
   REQUIRE(out.has_value());
   auto result = nlohmann::json::parse(*out);
   CHECK(result["model"] == "real-name");
@@ -94,7 +94,7 @@ TEST_CASE("filters apply in order and leave the body alone when nothing changes"
 
   // Already in the wanted shape: untouched.
   nlohmann::json again = result;
-  CHECK_FALSE(ApplyFilters(model, again).has_value());
+  CHECK_FALSE(ApplyFilters(model, model.id, again).has_value());
 }
 
 TEST_CASE("api keys: bearer, x-api-key and basic password, nothing else", "[unit][front]") {

@@ -6,6 +6,7 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/front_door_test.cpp
   frontdoor/json_scan_test.cpp
   frontdoor/matrix_routing_test.cpp
+  frontdoor/model_parity_test.cpp
   frontdoor/multipart_test.cpp
   frontdoor/proxy_message_test.cpp
   frontdoor/proxy_test.cpp

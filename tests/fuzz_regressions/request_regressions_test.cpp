@@ -37,7 +37,7 @@ TEST_CASE("deeply nested JSON is refused before filters serialize it (stack over
   ModelConfig model;
   model.use_model_name = "real";
   nlohmann::json document = ParseJsonDocument(NestedBody(kMaxJsonDepth - 1));
-  auto filtered = ApplyFilters(model, document);
+  auto filtered = ApplyFilters(model, model.id, document);
   REQUIRE(filtered);
   CHECK(filtered->size() == NestedBody(kMaxJsonDepth - 1).size() + 3);  // "m" became "real"
 }

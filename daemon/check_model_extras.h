@@ -1,0 +1,17 @@
+// What `swapd check` shows of a model's healthCheckTimeout, filters.setParamsByID and
+// capabilities (the parts of a model llama-swap added in 2026).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "config/config.h"
+
+namespace swapd {
+
+// Text lines, indented as the rest of the model's description.
+void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostream& o);
+// The same as JSON fields: healthCheckTimeout, setParamsByID, capabilities (null when unset).
+nlohmann::json ModelExtrasJson(const ModelConfig& m, const Config& config);
+
+}  // namespace swapd

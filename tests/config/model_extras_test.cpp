@@ -1,0 +1,99 @@
+// A model's filters.setParamsByID (keys with macros, keys as aliases, conflicts), capabilities
+// (values and errors at their place) and its own healthCheckTimeout.
+#include <catch2/catch.hpp>
+
+#include "tests/config/config_test_util.h"
+
+namespace swapd {
+namespace {
+
+using testing::At;
+using testing::FindDiag;
+using testing::Parse;
+
+TEST_CASE("setParamsByID keys become aliases, expanded and checked", "[unit][config]") {
+  auto r = Parse(R"yaml(
+models:
+  gemma:
+    cmd: "srv --port ${PORT}"
+    filters:
+      setParamsByID:
+        "${MODEL_ID}": {temperature: 1}
+        "${MODEL_ID}:high": {effort: high, model: nope}
+)yaml");
+  INFO(r.ErrorText());
+  REQUIRE(r.ok());
+  const ModelConfig& m = r.config->models.at("gemma");
+  REQUIRE(m.set_params_by_id.size() == 2);
+  CHECK(m.set_params_by_id.at("gemma").params == nlohmann::json{{"temperature", 1}});
+  CHECK(m.set_params_by_id.at("gemma:high").params == nlohmann::json{{"effort", "high"}});
+  CHECK(m.aliases == std::vector<std::string>{"gemma:high"});
+  CHECK(r.config->FindModel("gemma:high") == &m);
+  CHECK(At(FindDiag(r, "filters.setParamsByID.gemma:high: model is never overridden")) == "8:44");
+
+  auto bad = Parse(R"yaml(
+models:
+  a:
+    cmd: "srv --port ${PORT}"
+    aliases: [shared]
+  b:
+    cmd: "srv --port ${PORT}"
+    filters:
+      setParamsByID:
+        shared: {x: 1}
+        a: {x: 2}
+        "${nope}:x": {x: 3}
+        list: [1]
+)yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(At(FindDiag(bad,
+                    "model \"b\": filters.setParamsByID \"shared\" is already an alias of "
+                    "model \"a\"")) == "10:9");
+  CHECK(At(FindDiag(bad, "filters.setParamsByID \"a\" is the id of model \"a\"")) == "11:9");
+  CHECK(FindDiag(bad, "unknown macro ${nope}"));
+  CHECK(At(FindDiag(bad, "filters.setParamsByID.list: expected a map of body keys")) == "13:15");
+}
+
+TEST_CASE("capabilities are read with macros; a wrong value is an error at its place",
+          "[unit][config]") {
+  auto r = Parse(R"yaml(
+macros: {n: 8192}
+models:
+  m:
+    cmd: "srv --port ${PORT}"
+    capabilities: {in: [text, audio], out: [text], tools: true, context: "${n}"}
+    healthCheckTimeout: 900
+  other:
+    cmd: "srv --port ${PORT}"
+)yaml");
+  INFO(r.ErrorText());
+  REQUIRE(r.ok());
+  const ModelConfig& m = r.config->models.at("m");
+  REQUIRE(m.capabilities);
+  CHECK(m.capabilities->in == std::vector<std::string>{"text", "audio"});
+  CHECK(m.capabilities->out == std::vector<std::string>{"text"});
+  CHECK(m.capabilities->tools);
+  CHECK_FALSE(m.capabilities->reranker);
+  CHECK(m.capabilities->context == 8192);
+  CHECK(m.health_check_timeout == std::chrono::seconds(900));
+  CHECK_FALSE(r.config->models.at("other").health_check_timeout);
+  CHECK(r.diagnostics.empty());
+
+  auto bad = Parse(R"yaml(
+models:
+  m:
+    cmd: "srv --port ${PORT}"
+    capabilities: {in: [text, smell], tools: maybe, context: -1, colour: red}
+    healthCheckTimeout: -5
+)yaml",
+                   {}, /*strict=*/true);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(At(FindDiag(bad, "capabilities.in: unknown modality \"smell\"")) == "5:24");
+  CHECK(At(FindDiag(bad, "capabilities.tools: expected true or false")) == "5:46");
+  CHECK(At(FindDiag(bad, "capabilities.context: expected a number of tokens")) == "5:62");
+  CHECK(FindDiag(bad, "unknown key capabilities.colour"));
+  CHECK(At(FindDiag(bad, "healthCheckTimeout: must be >= 0")) == "6:25");
+}
+
+}  // namespace
+}  // namespace swapd
