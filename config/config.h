@@ -99,6 +99,16 @@ struct GroupConfig {
   Position pos;
 };
 
+// A profile: pins switched on together at runtime (PUT /api/profiles/active). While it is active,
+// a request for a pinned id goes to the pin's target instead; an empty target makes the id
+// unknown. Model ids always win over pins.
+struct ProfileConfig {
+  std::string name;
+  std::string description;
+  std::map<std::string, std::string> pins;  // id -> model id or alias; "" = disabled
+  Position pos;
+};
+
 struct Config {
   std::chrono::seconds health_check_timeout{120};
   std::string log_level = "info";       // debug|info|warn|error
@@ -122,6 +132,7 @@ struct Config {
   std::map<std::string, std::string> aliases;  // alias -> model id
   // The matrix router (routing.router.use: matrix, or a top-level `matrix:`); groups otherwise.
   std::optional<MatrixConfig> matrix;
+  std::map<std::string, ProfileConfig> profiles;  // by name
 
   // Resolves a model id or an alias. Returns nullptr when neither matches.
   const ModelConfig* FindModel(std::string_view id_or_alias) const;

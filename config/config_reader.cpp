@@ -45,6 +45,8 @@ class ConfigReader {
         routing = &e;
       } else if (key == "hooks") {
         ReadHooks(e, raw);
+      } else if (key == "profiles") {
+        ReadProfiles(e, raw);
       } else if (key == "apiKeys") {
         raw.api_keys = fields_.TextList(e, "");
       } else {
@@ -119,6 +121,40 @@ class ConfigReader {
       if (auto v = fields_.Bool(e, "")) c.send_loading_state = *v;
     } else if (key == "includeAliasesInList") {
       if (auto v = fields_.Bool(e, "")) c.include_aliases_in_list = *v;
+    }
+  }
+
+  // profiles: {name: {description, pins: {id: target}}}; `~` or "" as a target disables the id.
+  void ReadProfiles(const YamlEntry& e, RawConfig& raw) {
+    if (!fields_.IsMapOrError(e, "")) return;
+    for (const auto& p : e.value->entries) {
+      RawProfile profile{p.key->value, "", {}, p.key->pos};
+      const std::string ctx = "profiles." + profile.name + ": ";
+      if (p.value->is_sequence()) {
+        sink_.Error(p.value->pos, ctx +
+                                      "a list of models is the old form, which llama-swap no "
+                                      "longer reads: write {pins: {id: model}}");
+        continue;
+      }
+      if (!fields_.IsMapOrError(p, "profiles: ")) continue;
+      fields_.CheckKeys(*p.value, ProfileKeys(), ctx, "profiles.*.");
+      if (const YamlEntry* d = p.value->Find("description")) {
+        if (auto v = fields_.Text(*d, ctx)) profile.description = v->text;
+      }
+      const YamlEntry* pins = p.value->Find("pins");
+      if (pins && fields_.IsMapOrError(*pins, ctx)) {
+        for (const auto& pin : pins->value->entries) {
+          if (!pin.value->is_null() && !pin.value->is_scalar()) {
+            sink_.Error(pin.value->pos, ctx + "pins." + pin.key->value +
+                                            ": expected a model id or alias, or ~ to disable it");
+            continue;
+          }
+          profile.pins.push_back(RawPin{pin.key->value,
+                                        pin.value->is_null() ? "" : pin.value->value, pin.key->pos,
+                                        pin.value->pos});
+        }
+      }
+      raw.profiles.push_back(std::move(profile));
     }
   }
 

@@ -59,6 +59,20 @@ struct RawPriority {
   Position pos;
 };
 
+struct RawPin {
+  std::string id;
+  std::string target;  // "" disables the id (`~` or "")
+  Position pos;        // of the id
+  Position target_pos;
+};
+
+struct RawProfile {
+  std::string name;
+  std::string description;
+  std::vector<RawPin> pins;
+  Position pos;
+};
+
 struct RawConfig {
   Config globals;  // the top-level settings; models, groups and aliases are still empty
   std::vector<Macro> macros;
@@ -69,6 +83,7 @@ struct RawConfig {
   YamlNodePtr matrix;                 // the matrix map when the matrix router is used, else null
   Position matrix_key;                // where its key is
   std::vector<RawPriority> priority;  // routing.scheduler.settings.fifo.priority
+  std::vector<RawProfile> profiles;   // in file order
 };
 
 }  // namespace swapd

@@ -10,7 +10,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 18> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 19> kTopSupported = {"healthCheckTimeout",
+                                             "profiles",
                                              "logLevel",
                                              "logToStdout",
                                              "startPort",
@@ -28,10 +29,9 @@ constexpr std::array<K, 18> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 12> kTopUnsupported = {
-    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store",
-    "ui",          "performance",   "profiles",           "peers",         "upstream",
-    "selectors",   "security"};
+constexpr std::array<K, 11> kTopUnsupported = {
+    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store",   "ui",
+    "performance", "peers",         "upstream",           "selectors",     "security"};
 
 constexpr std::array<K, 18> kModelSupported = {"cmd",
                                                "cmdStop",
@@ -56,6 +56,7 @@ constexpr std::array<K, 2> kModelUnsupported = {"sendLoadingState", "timeouts"};
 constexpr std::array<K, 4> kFilterSupported = {"stripParams", "setParams", "strip_params",
                                                "setParamsByID"};
 constexpr std::array<K, 1> kFilterUnsupported = {"setParamsByMatch"};
+constexpr std::array<K, 2> kProfileSupported = {"description", "pins"};
 constexpr std::array<K, 5> kCapabilitiesSupported = {"in", "out", "tools", "reranker", "context"};
 
 constexpr std::array<K, 4> kGroupSupported = {"swap", "exclusive", "persistent", "members"};
@@ -134,6 +135,10 @@ const KeySet& ModelKeys() {
 }
 const KeySet& FilterKeys() {
   static const KeySet kSet{kFilterSupported, kFilterUnsupported};
+  return kSet;
+}
+const KeySet& ProfileKeys() {
+  static const KeySet kSet{kProfileSupported, kNone};
   return kSet;
 }
 const KeySet& CapabilitiesKeys() {

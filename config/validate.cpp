@@ -147,6 +147,29 @@ void HintWindowsMacros(const RawConfig& raw, DiagnosticSink& sink) {
   }
 }
 
+// A pin's target is a model id or alias; a pin of a model id never applies (ids always win).
+void LinkProfiles(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
+  for (const RawProfile& p : raw.profiles) {
+    ProfileConfig profile{p.name, p.description, {}, p.pos};
+    const std::string ctx = "profiles." + p.name + ".pins.";
+    for (const RawPin& pin : p.pins) {
+      if (config.models.count(pin.id) != 0) {
+        sink.Warning(pin.pos, ctx + pin.id +
+                                  ": a model id, which always wins over pins: this "
+                                  "pin never applies");
+        continue;
+      }
+      if (!pin.target.empty() && config.FindModel(pin.target) == nullptr) {
+        sink.Error(pin.target_pos,
+                   ctx + pin.id + ": \"" + pin.target + "\" is not a model or alias");
+        continue;
+      }
+      profile.pins[pin.id] = pin.target;
+    }
+    config.profiles[p.name] = std::move(profile);
+  }
+}
+
 void LinkApiKeys(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
   for (const auto& k : raw.api_keys) {
     std::string key = ExpandMacros(k.text, raw.macros);
@@ -174,6 +197,7 @@ void LinkAndValidate(const RawConfig& raw, Config& config, bool complete, Diagno
   LinkPreload(raw, config, complete, sink);
   LinkMatrix(raw, config, sink);
   LinkPriority(raw, config, sink);
+  LinkProfiles(raw, config, sink);
   LinkApiKeys(raw, config, sink);
   HintWindowsMacros(raw, sink);
 }

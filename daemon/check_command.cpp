@@ -278,6 +278,7 @@ std::string DescribeConfig(const Config& config) {
   } else {
     for (const auto& [name, group] : config.groups) DescribeGroup(group, o);
   }
+  DescribeProfiles(config, o);
   for (const auto& [id, model] : config.models) DescribeModel(model, config, o);
   return o.str();
 }
@@ -339,6 +340,7 @@ json ConfigJson(const Config& c) {
       {"slotCacheTimeout", c.slot_cache_timeout.count()},
       {"groups", groups},
       {"matrix", c.matrix ? MatrixJson(*c.matrix, c) : json(nullptr)},
+      {"profiles", ProfilesJson(c)},
       {"models", models},
   };
   return doc;

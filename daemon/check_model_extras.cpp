@@ -47,4 +47,26 @@ nlohmann::json ModelExtrasJson(const ModelConfig& m, const Config& config) {
       {"capabilities", caps}};
 }
 
+void DescribeProfiles(const Config& config, std::ostream& o) {
+  for (const auto& [name, p] : config.profiles) {
+    o << "\nprofile " << name << (p.description.empty() ? "" : ": " + p.description)
+      << " (off until PUT /api/profiles/active)\n";
+    for (const auto& [id, target] : p.pins) {
+      o << "  " << id << " -> " << (target.empty() ? "disabled (404)" : target) << "\n";
+    }
+  }
+}
+
+nlohmann::json ProfilesJson(const Config& config) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, p] : config.profiles) {
+    nlohmann::json pins = nlohmann::json::object();
+    for (const auto& [id, target] : p.pins) {
+      pins[id] = target.empty() ? nlohmann::json(nullptr) : nlohmann::json(target);
+    }
+    out[name] = {{"description", p.description}, {"pins", pins}};
+  }
+  return out;
+}
+
 }  // namespace swapd

@@ -1,5 +1,5 @@
 // What `swapd check` shows of a model's healthCheckTimeout, filters.setParamsByID and
-// capabilities (the parts of a model llama-swap added in 2026).
+// capabilities, and of the profiles (the parts llama-swap added in 2026).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,5 +13,10 @@ namespace swapd {
 void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostream& o);
 // The same as JSON fields: healthCheckTimeout, setParamsByID, capabilities (null when unset).
 nlohmann::json ModelExtrasJson(const ModelConfig& m, const Config& config);
+
+// The profiles and their pins; nothing when there are none.
+void DescribeProfiles(const Config& config, std::ostream& o);
+// {name: {description, pins: {id: target or null}}}.
+nlohmann::json ProfilesJson(const Config& config);
 
 }  // namespace swapd

@@ -13,6 +13,7 @@
 #include "frontdoor/filters.h"
 #include "frontdoor/model_id.h"
 #include "frontdoor/multipart.h"
+#include "frontdoor/profiles.h"
 #include "http/http1_server.h"
 
 namespace swapd {
@@ -74,6 +75,12 @@ std::shared_ptr<const Config> FrontDoor::config() const {
 void FrontDoor::SetConfig(std::shared_ptr<const Config> config) {
   std::lock_guard lock(config_mu_);
   config_ = std::move(config);
+  active_profile_.clear();  // as llama-swap: no profile is active after a reload
+}
+
+std::pair<std::shared_ptr<const Config>, std::string> FrontDoor::routing() const {
+  std::lock_guard lock(config_mu_);
+  return {config_, active_profile_};
 }
 
 void FrontDoor::AddRoute(std::string method, std::string path, Handler handler) {
@@ -123,6 +130,9 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
     if (path == "/v1/models" || path == "/models") return HandleListModels(res);
     if (path == "/running") return HandleRunning(res);
     if (path == "/unload") return HandleUnload(res, "");
+    if (path == "/api/profiles") return HandleListProfiles(res);
+  } else if (req.method == "PUT") {
+    if (path == "/api/profiles/active") return HandleSetProfile(req, res);
   } else if (req.method == "POST") {
     for (const char* route : kJsonRoutes) {
       if (path == route) return HandleJsonInference(req, res, ctx);
@@ -145,13 +155,14 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
                                     RequestContext& ctx) {
   Result<JsonRequest> parsed = ParseJsonRequest(req.body, QueryModel(req));
   if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
-  auto cfg = config();
-  const ModelConfig* model = cfg->FindModel(parsed.value().model);
+  auto [cfg, profile] = routing();
+  ResolvedModel resolved = ResolveModel(*cfg, profile, parsed.value().model);
+  const ModelConfig* model = resolved.model;
   if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
   std::optional<std::string> filtered;
   if (HasFilters(*model)) {  // only then is the body parsed into a document
     nlohmann::json document = ParseJsonDocument(req.body);
-    filtered = ApplyFilters(*model, parsed.value().model, document);
+    filtered = ApplyFilters(*model, resolved.id, document);
   }
   Dispatch(*model, req, req.target, filtered ? *filtered : req.body, res, ctx);
 }
@@ -171,8 +182,8 @@ void FrontDoor::HandleMultipartInference(const HttpRequest& req, HttpResponse& r
   std::string model_id = form.field ? req.body.substr(form.field->offset, form.field->size) : "";
   if (model_id.empty()) model_id = QueryModel(req).value_or("");
   if (model_id.empty()) return SetErrorResponse(res, NoModelError());
-  auto cfg = config();
-  const ModelConfig* model = cfg->FindModel(model_id);
+  auto [cfg, profile] = routing();
+  const ModelConfig* model = ResolveModel(*cfg, profile, model_id).model;
   if (!model) return SetErrorResponse(res, UnknownModelError(model_id));
   if (!form.field || model->use_model_name.empty()) {
     return Dispatch(*model, req, req.target, req.body, res, ctx);
@@ -186,12 +197,12 @@ void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, Reques
                                const std::string& rest) {
   // /upstream/{model}/{path...}: model ids may contain '/', so the longest prefix that names a
   // model wins.
-  auto cfg = config();
+  auto [cfg, profile] = routing();
   const ModelConfig* model = nullptr;
   std::string path;
   for (size_t cut = rest.size();; cut = rest.rfind('/', cut - 1)) {
     if (cut == std::string::npos || cut == 0) break;
-    model = cfg->FindModel(rest.substr(0, cut));
+    model = ResolveModel(*cfg, profile, rest.substr(0, cut)).model;
     if (model) {
       path = rest.substr(cut);
       break;

@@ -69,9 +69,12 @@ class FrontDoor {
   void SetShuttingDown() { shutting_down_ = true; }
   bool shutting_down() const { return shutting_down_; }
 
-  // The configuration used to resolve model ids; SetConfig replaces it (reload).
+  // The configuration used to resolve model ids; SetConfig replaces it (reload), and no profile
+  // is active after it.
   std::shared_ptr<const Config> config() const;
   void SetConfig(std::shared_ptr<const Config> config);
+  // The configuration and the active profile ("" for none), read together.
+  std::pair<std::shared_ptr<const Config>, std::string> routing() const;
 
  private:
   struct ExtraRoute {
@@ -91,6 +94,8 @@ class FrontDoor {
   void HandleListModels(HttpResponse& res);
   void HandleRunning(HttpResponse& res);
   void HandleUnload(HttpResponse& res, const std::string& model);
+  void HandleListProfiles(HttpResponse& res);
+  void HandleSetProfile(const HttpRequest& req, HttpResponse& res);
   // Waits for the model and hands the request to the proxy. `target` and `body` are only read,
   // and outlive the call.
   void Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
@@ -104,6 +109,7 @@ class FrontDoor {
   const FrontDoorSettings settings_;
   mutable std::mutex config_mu_;
   std::shared_ptr<const Config> config_;  // Guarded by config_mu_
+  std::string active_profile_;            // "" for none. Guarded by config_mu_
   std::vector<ExtraRoute> extra_routes_;  // set before Run()
   std::unique_ptr<UpstreamProxy> proxy_;
   std::unique_ptr<Http1Server> server_;

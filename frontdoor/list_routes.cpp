@@ -54,7 +54,7 @@ void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
 }  // namespace
 
 void FrontDoor::HandleListModels(HttpResponse& res) {
-  auto cfg = config();
+  auto [cfg, profile] = routing();
   std::map<std::string, BackendState> states;
   for (const auto& m : router_.Snapshot()) states[m.id] = m.backend.state;
   nlohmann::json data = nlohmann::json::array();
@@ -82,6 +82,22 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
     sorted[id] = entry(id, model);
     if (cfg->include_aliases_in_list) {
       for (const auto& alias : model.aliases) sorted[alias] = entry(alias, model);
+    }
+  }
+  // The active profile's pins: new ids are listed (as llama-swap: type profile, unloaded); a
+  // disabled id is not.
+  if (auto p = cfg->profiles.find(profile); p != cfg->profiles.end()) {
+    for (const auto& [id, target] : p->second.pins) {
+      if (target.empty()) {
+        sorted.erase(id);
+        continue;
+      }
+      const ModelConfig* model = cfg->FindModel(target);
+      if (model == nullptr || model->unlisted) continue;
+      nlohmann::json item = entry(id, *model);
+      item["status"]["value"] = "unloaded";
+      item["meta"]["llamaswap"] = {{"type", "profile"}, {"profile", profile}, {"target", target}};
+      sorted[id] = std::move(item);
     }
   }
   for (auto& [id, item] : sorted) data.push_back(std::move(item));

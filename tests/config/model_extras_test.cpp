@@ -95,5 +95,38 @@ models:
   CHECK(At(FindDiag(bad, "healthCheckTimeout: must be >= 0")) == "6:25");
 }
 
+TEST_CASE("profiles: pins to ids or aliases, ~ disables, the list form is refused",
+          "[unit][config]") {
+  auto r = Parse(R"yaml(
+models:
+  big: {cmd: "srv --port ${PORT}"}
+  small: {cmd: "srv --port ${PORT}", aliases: [tiny]}
+profiles:
+  coding:
+    description: plan with the big one
+    pins: {llm-plan: big, llm-fast: tiny, tiny: ~, off: ""}
+)yaml");
+  INFO(r.ErrorText());
+  REQUIRE(r.ok());
+  const ProfileConfig& p = r.config->profiles.at("coding");
+  CHECK(p.description == "plan with the big one");
+  CHECK(p.pins == std::map<std::string, std::string>{
+                      {"llm-plan", "big"}, {"llm-fast", "tiny"}, {"tiny", ""}, {"off", ""}});
+
+  auto bad = Parse(R"yaml(
+models:
+  big: {cmd: "srv --port ${PORT}"}
+profiles:
+  old: [big]
+  p:
+    pins: {x: ghost, big: big, y: [1]}
+)yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(At(FindDiag(bad, "profiles.old: a list of models is the old form")) == "5:8");
+  CHECK(At(FindDiag(bad, "profiles.p.pins.x: \"ghost\" is not a model or alias")) == "7:15");
+  CHECK(At(FindDiag(bad, "profiles.p.pins.big: a model id, which always wins")) == "7:22");
+  CHECK(At(FindDiag(bad, "profiles.p: pins.y: expected a model id or alias")) == "7:35");
+}
+
 }  // namespace
 }  // namespace swapd

@@ -1,0 +1,19 @@
+#include "frontdoor/profiles.h"
+
+namespace swapd {
+
+ResolvedModel ResolveModel(const Config& config, const std::string& profile,
+                           const std::string& requested) {
+  if (auto it = config.models.find(requested); it != config.models.end()) {
+    return {&it->second, requested};
+  }
+  if (auto p = config.profiles.find(profile); p != config.profiles.end()) {
+    if (auto pin = p->second.pins.find(requested); pin != p->second.pins.end()) {
+      if (pin->second.empty()) return {nullptr, requested};
+      return {config.FindModel(pin->second), pin->second};
+    }
+  }
+  return {config.FindModel(requested), requested};
+}
+
+}  // namespace swapd
