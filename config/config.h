@@ -109,6 +109,24 @@ struct ProfileConfig {
   Position pos;
 };
 
+// A selector: a virtual model id that picks one of its targets per request. pin: always the
+// first; warm: the first ready, else the first starting, else the first; spillover: the least busy
+// live target while it has fewer than `spillover` requests, else the next cold one, else the
+// least busy.
+struct SelectorConfig {
+  enum class Strategy { kPin, kWarm, kSpillover };
+  std::string id;
+  Strategy strategy = Strategy::kPin;
+  std::vector<std::string> targets;  // model ids or aliases, as written
+  int64_t spillover = 1;
+  std::string name;
+  std::string description;
+  bool unlisted = false;
+  nlohmann::json metadata = nlohmann::json::object();
+  Position pos;
+};
+const char* ToString(SelectorConfig::Strategy strategy);
+
 struct Config {
   std::chrono::seconds health_check_timeout{120};
   std::string log_level = "info";       // debug|info|warn|error
@@ -132,7 +150,8 @@ struct Config {
   std::map<std::string, std::string> aliases;  // alias -> model id
   // The matrix router (routing.router.use: matrix, or a top-level `matrix:`); groups otherwise.
   std::optional<MatrixConfig> matrix;
-  std::map<std::string, ProfileConfig> profiles;  // by name
+  std::map<std::string, ProfileConfig> profiles;    // by name
+  std::map<std::string, SelectorConfig> selectors;  // by id
 
   // Resolves a model id or an alias. Returns nullptr when neither matches.
   const ModelConfig* FindModel(std::string_view id_or_alias) const;

@@ -47,6 +47,16 @@ class ConfigReader {
         ReadHooks(e, raw);
       } else if (key == "profiles") {
         ReadProfiles(e, raw);
+      } else if (key == "selectors") {
+        if (fields_.IsMapOrError(e, "")) {
+          for (const auto& sel : e.value->entries) {
+            if (sel.value->is_map()) {
+              fields_.CheckKeys(*sel.value, SelectorKeys(), "selectors." + sel.key->value + ": ",
+                                "selectors.*.");
+            }
+          }
+          raw.selectors = e.value;
+        }
       } else if (key == "apiKeys") {
         raw.api_keys = fields_.TextList(e, "");
       } else {

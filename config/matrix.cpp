@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <optional>
+#include <set>
 
 namespace swapd {
 namespace {
@@ -154,6 +156,47 @@ std::vector<std::vector<std::string>> ExpandMatrixExpr(const MatrixExpr& expr, s
   }
   if (truncated != nullptr) *truncated = more;
   return unique;
+}
+
+namespace {
+
+// The subsets of `models` (bit i = models[i]) that combinations of `e` hold.
+std::set<uint64_t> Project(const MatrixExpr& e, const std::vector<std::string>& models) {
+  switch (e.kind) {
+    case MatrixExpr::Kind::kModel: {
+      auto it = std::find(models.begin(), models.end(), e.model);
+      return {it == models.end() ? 0 : uint64_t{1} << (it - models.begin())};
+    }
+    case MatrixExpr::Kind::kAny: {
+      std::set<uint64_t> out;
+      for (const MatrixExpr& c : e.children) out.merge(Project(c, models));
+      return out;
+    }
+    case MatrixExpr::Kind::kAll: {
+      std::set<uint64_t> out = {0};
+      for (const MatrixExpr& c : e.children) {
+        const std::set<uint64_t> child = Project(c, models);
+        std::set<uint64_t> next;
+        for (uint64_t a : out) {
+          for (uint64_t b : child) next.insert(a | b);
+        }
+        out = std::move(next);
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool MatrixAllowsTogether(const MatrixConfig& matrix, const std::vector<std::string>& models) {
+  if (models.empty() || models.size() > 63) return models.empty();
+  const uint64_t all = (uint64_t{1} << models.size()) - 1;
+  for (const MatrixSet& set : matrix.sets) {
+    if (Project(set.expr, models).count(all) != 0) return true;
+  }
+  return false;
 }
 
 }  // namespace swapd

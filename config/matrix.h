@@ -48,4 +48,8 @@ std::variant<MatrixExpr, MatrixParseError> ParseMatrixExpr(std::string_view dsl)
 std::vector<std::vector<std::string>> ExpandMatrixExpr(const MatrixExpr& expr, size_t limit,
                                                        bool* truncated);
 
+// Whether one combination of some set holds every model of `models` (at most 63), found by
+// projecting the sets onto those models, never by expanding them.
+bool MatrixAllowsTogether(const MatrixConfig& matrix, const std::vector<std::string>& models);
+
 }  // namespace swapd

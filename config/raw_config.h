@@ -84,6 +84,7 @@ struct RawConfig {
   Position matrix_key;                // where its key is
   std::vector<RawPriority> priority;  // routing.scheduler.settings.fifo.priority
   std::vector<RawProfile> profiles;   // in file order
+  YamlNodePtr selectors;              // the selectors map (read by LinkSelectors), or null
 };
 
 }  // namespace swapd

@@ -10,7 +10,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 19> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 20> kTopSupported = {"healthCheckTimeout",
+                                             "selectors",
                                              "profiles",
                                              "logLevel",
                                              "logToStdout",
@@ -29,9 +30,9 @@ constexpr std::array<K, 19> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 11> kTopUnsupported = {
-    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store",   "ui",
-    "performance", "peers",         "upstream",           "selectors",     "security"};
+constexpr std::array<K, 10> kTopUnsupported = {
+    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store", "ui",
+    "performance", "peers",         "upstream",           "security"};
 
 constexpr std::array<K, 18> kModelSupported = {"cmd",
                                                "cmdStop",
@@ -56,6 +57,8 @@ constexpr std::array<K, 2> kModelUnsupported = {"sendLoadingState", "timeouts"};
 constexpr std::array<K, 4> kFilterSupported = {"stripParams", "setParams", "strip_params",
                                                "setParamsByID"};
 constexpr std::array<K, 1> kFilterUnsupported = {"setParamsByMatch"};
+constexpr std::array<K, 8> kSelectorSupported = {"strategy", "targets",     "settings", "balance",
+                                                 "name",     "description", "unlisted", "metadata"};
 constexpr std::array<K, 2> kProfileSupported = {"description", "pins"};
 constexpr std::array<K, 5> kCapabilitiesSupported = {"in", "out", "tools", "reranker", "context"};
 
@@ -135,6 +138,10 @@ const KeySet& ModelKeys() {
 }
 const KeySet& FilterKeys() {
   static const KeySet kSet{kFilterSupported, kFilterUnsupported};
+  return kSet;
+}
+const KeySet& SelectorKeys() {
+  static const KeySet kSet{kSelectorSupported, kNone};
   return kSet;
 }
 const KeySet& ProfileKeys() {

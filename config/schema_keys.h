@@ -26,6 +26,7 @@ const KeySet& ModelKeys();
 const KeySet& FilterKeys();
 const KeySet& CapabilitiesKeys();
 const KeySet& ProfileKeys();
+const KeySet& SelectorKeys();
 const KeySet& GroupKeys();
 const KeySet& AliasKeys();  // an alias written as a map (newer llama-swap)
 const KeySet& HooksKeys();

@@ -7,6 +7,7 @@
 #include "config/argv_split.h"
 #include "config/macros.h"
 #include "config/matrix_link.h"
+#include "config/selectors.h"
 
 namespace swapd {
 namespace {
@@ -159,9 +160,10 @@ void LinkProfiles(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
                                   "pin never applies");
         continue;
       }
-      if (!pin.target.empty() && config.FindModel(pin.target) == nullptr) {
+      if (!pin.target.empty() && config.FindModel(pin.target) == nullptr &&
+          config.selectors.count(pin.target) == 0) {
         sink.Error(pin.target_pos,
-                   ctx + pin.id + ": \"" + pin.target + "\" is not a model or alias");
+                   ctx + pin.id + ": \"" + pin.target + "\" is not a model, alias or selector");
         continue;
       }
       profile.pins[pin.id] = pin.target;
@@ -197,6 +199,7 @@ void LinkAndValidate(const RawConfig& raw, Config& config, bool complete, Diagno
   LinkPreload(raw, config, complete, sink);
   LinkMatrix(raw, config, sink);
   LinkPriority(raw, config, sink);
+  LinkSelectors(raw, config, sink);
   LinkProfiles(raw, config, sink);
   LinkApiKeys(raw, config, sink);
   HintWindowsMacros(raw, sink);

@@ -341,6 +341,7 @@ json ConfigJson(const Config& c) {
       {"groups", groups},
       {"matrix", c.matrix ? MatrixJson(*c.matrix, c) : json(nullptr)},
       {"profiles", ProfilesJson(c)},
+      {"selectors", SelectorsJson(c)},
       {"models", models},
   };
   return doc;

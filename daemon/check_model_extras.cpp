@@ -48,6 +48,11 @@ nlohmann::json ModelExtrasJson(const ModelConfig& m, const Config& config) {
 }
 
 void DescribeProfiles(const Config& config, std::ostream& o) {
+  for (const auto& [id, s] : config.selectors) {
+    o << "\nselector " << id << " (" << ToString(s.strategy);
+    if (s.strategy == SelectorConfig::Strategy::kSpillover) o << ", spillover " << s.spillover;
+    o << "): " << Join(s.targets, "-") << (s.unlisted ? " (unlisted)" : "") << "\n";
+  }
   for (const auto& [name, p] : config.profiles) {
     o << "\nprofile " << name << (p.description.empty() ? "" : ": " + p.description)
       << " (off until PUT /api/profiles/active)\n";
@@ -55,6 +60,17 @@ void DescribeProfiles(const Config& config, std::ostream& o) {
       o << "  " << id << " -> " << (target.empty() ? "disabled (404)" : target) << "\n";
     }
   }
+}
+
+nlohmann::json SelectorsJson(const Config& config) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [id, s] : config.selectors) {
+    out[id] = {{"strategy", ToString(s.strategy)},
+               {"targets", s.targets},
+               {"spillover", s.spillover},
+               {"unlisted", s.unlisted}};
+  }
+  return out;
 }
 
 nlohmann::json ProfilesJson(const Config& config) {

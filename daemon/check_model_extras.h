@@ -14,9 +14,11 @@ void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostrea
 // The same as JSON fields: healthCheckTimeout, setParamsByID, capabilities (null when unset).
 nlohmann::json ModelExtrasJson(const ModelConfig& m, const Config& config);
 
-// The profiles and their pins; nothing when there are none.
+// The selectors and the profiles with their pins; nothing when there are none.
 void DescribeProfiles(const Config& config, std::ostream& o);
 // {name: {description, pins: {id: target or null}}}.
 nlohmann::json ProfilesJson(const Config& config);
+// {id: {strategy, targets, spillover, unlisted}}.
+nlohmann::json SelectorsJson(const Config& config);
 
 }  // namespace swapd

@@ -14,6 +14,7 @@
 #include "frontdoor/model_id.h"
 #include "frontdoor/multipart.h"
 #include "frontdoor/profiles.h"
+#include "frontdoor/selector_choice.h"
 #include "http/http1_server.h"
 
 namespace swapd {
@@ -156,7 +157,7 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
   Result<JsonRequest> parsed = ParseJsonRequest(req.body, QueryModel(req));
   if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
   auto [cfg, profile] = routing();
-  ResolvedModel resolved = ResolveModel(*cfg, profile, parsed.value().model);
+  ResolvedModel resolved = Resolve(*cfg, profile, parsed.value().model);
   const ModelConfig* model = resolved.model;
   if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
   std::optional<std::string> filtered;
@@ -183,7 +184,7 @@ void FrontDoor::HandleMultipartInference(const HttpRequest& req, HttpResponse& r
   if (model_id.empty()) model_id = QueryModel(req).value_or("");
   if (model_id.empty()) return SetErrorResponse(res, NoModelError());
   auto [cfg, profile] = routing();
-  const ModelConfig* model = ResolveModel(*cfg, profile, model_id).model;
+  const ModelConfig* model = Resolve(*cfg, profile, model_id).model;
   if (!model) return SetErrorResponse(res, UnknownModelError(model_id));
   if (!form.field || model->use_model_name.empty()) {
     return Dispatch(*model, req, req.target, req.body, res, ctx);
@@ -191,6 +192,23 @@ void FrontDoor::HandleMultipartInference(const HttpRequest& req, HttpResponse& r
   std::string body = req.body;
   body.replace(form.field->offset, form.field->size, model->use_model_name);
   Dispatch(*model, req, req.target, body, res, ctx);
+}
+
+ResolvedModel FrontDoor::Resolve(const Config& config, const std::string& profile,
+                                 const std::string& requested) {
+  ResolvedModel r = ResolveModel(config, profile, requested);
+  if (r.selector == nullptr) return r;
+  std::map<std::string, TargetLoad> by_model;
+  for (const ModelSnapshot& m : router_.Snapshot()) {
+    by_model[m.id] = TargetLoad{m.backend.state, m.in_flight + m.queued};
+  }
+  std::vector<TargetLoad> loads;
+  for (const std::string& target : r.selector->targets) {
+    const ModelConfig* model = config.FindModel(target);
+    loads.push_back(model ? by_model[model->id] : TargetLoad{});
+  }
+  const std::string& target = r.selector->targets[ChooseTarget(*r.selector, loads, round_robin_)];
+  return {config.FindModel(target), target};
 }
 
 void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,

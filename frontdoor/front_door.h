@@ -21,6 +21,7 @@
 #include "backends/router.h"
 #include "base/status.h"
 #include "config/config.h"
+#include "frontdoor/profiles.h"
 #include "frontdoor/upstream_proxy.h"
 #include "http/message.h"
 #include "http/request_context.h"
@@ -94,6 +95,10 @@ class FrontDoor {
   void HandleListModels(HttpResponse& res);
   void HandleRunning(HttpResponse& res);
   void HandleUnload(HttpResponse& res, const std::string& model);
+  // The model a request for `requested` goes to: ResolveModel (profiles.h), with a selector's
+  // target chosen from the Router's view of the targets.
+  ResolvedModel Resolve(const Config& config, const std::string& profile,
+                        const std::string& requested);
   void HandleListProfiles(HttpResponse& res);
   void HandleSetProfile(const HttpRequest& req, HttpResponse& res);
   // Waits for the model and hands the request to the proxy. `target` and `body` are only read,
@@ -114,6 +119,7 @@ class FrontDoor {
   std::unique_ptr<UpstreamProxy> proxy_;
   std::unique_ptr<Http1Server> server_;
   std::atomic<bool> shutting_down_{false};
+  std::atomic<size_t> round_robin_{0};  // spillover selectors' turn among equally busy targets
   int port_ = 0;
 };
 

@@ -84,6 +84,31 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
       for (const auto& alias : model.aliases) sorted[alias] = entry(alias, model);
     }
   }
+  // Selectors: "loaded" when a target is ready or starting, as llama-swap.
+  for (const auto& [id, sel] : cfg->selectors) {
+    if (sel.unlisted) continue;
+    bool loaded = false;
+    for (const std::string& target : sel.targets) {
+      const ModelConfig* model = cfg->FindModel(target);
+      if (model == nullptr || states.count(model->id) == 0) continue;
+      const BackendState state = states[model->id];
+      loaded |= state == BackendState::kReady || state == BackendState::kStarting;
+    }
+    nlohmann::json item = {{"id", id},
+                           {"object", "model"},
+                           {"created", created},
+                           {"owned_by", "llama-swap"},
+                           {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
+    if (!sel.name.empty()) item["name"] = sel.name;
+    if (!sel.description.empty()) item["description"] = sel.description;
+    nlohmann::json meta = sel.metadata;
+    meta["type"] = "selector";
+    meta["strategy"] = ToString(sel.strategy);
+    meta["targets"] = sel.targets;
+    if (sel.strategy == SelectorConfig::Strategy::kSpillover) meta["spillover"] = sel.spillover;
+    item["meta"]["llamaswap"] = std::move(meta);
+    sorted[id] = std::move(item);
+  }
   // The active profile's pins: new ids are listed (as llama-swap: type profile, unloaded); a
   // disabled id is not.
   if (auto p = cfg->profiles.find(profile); p != cfg->profiles.end()) {

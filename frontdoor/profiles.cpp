@@ -7,13 +7,17 @@ ResolvedModel ResolveModel(const Config& config, const std::string& profile,
   if (auto it = config.models.find(requested); it != config.models.end()) {
     return {&it->second, requested};
   }
+  std::string id = requested;
   if (auto p = config.profiles.find(profile); p != config.profiles.end()) {
     if (auto pin = p->second.pins.find(requested); pin != p->second.pins.end()) {
       if (pin->second.empty()) return {nullptr, requested};
-      return {config.FindModel(pin->second), pin->second};
+      id = pin->second;
     }
   }
-  return {config.FindModel(requested), requested};
+  if (auto s = config.selectors.find(id); s != config.selectors.end()) {
+    return {nullptr, id, &s->second};
+  }
+  return {config.FindModel(id), id};
 }
 
 }  // namespace swapd

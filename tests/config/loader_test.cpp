@@ -195,7 +195,7 @@ TEST_CASE("Keys llama-swap knows but swapd ignores warn once each", "[unit][conf
   auto r = Parse(R"(
 logRequests: true
 metricsMaxInMemory: 10
-selectors: {}
+peers: {}
 performance:
   every: 5s
 models:

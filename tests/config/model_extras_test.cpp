@@ -123,9 +123,75 @@ profiles:
 )yaml");
   REQUIRE_FALSE(bad.ok());
   CHECK(At(FindDiag(bad, "profiles.old: a list of models is the old form")) == "5:8");
-  CHECK(At(FindDiag(bad, "profiles.p.pins.x: \"ghost\" is not a model or alias")) == "7:15");
+  CHECK(At(FindDiag(bad, "profiles.p.pins.x: \"ghost\" is not a model, alias or selector")) ==
+        "7:15");
   CHECK(At(FindDiag(bad, "profiles.p.pins.big: a model id, which always wins")) == "7:22");
   CHECK(At(FindDiag(bad, "profiles.p: pins.y: expected a model id or alias")) == "7:35");
+}
+
+TEST_CASE("selectors: strategies, targets, no chaining, spillover targets run together",
+          "[unit][config][selectors]") {
+  auto r = Parse(R"yaml(
+models:
+  a: {cmd: "srv --port ${PORT}", aliases: [aa]}
+  b: {cmd: "srv --port ${PORT}"}
+  c: {cmd: "srv --port ${PORT}"}
+groups:
+  pair: {swap: false, members: [a, b]}
+  solo: {members: [c]}
+selectors:
+  fast: {strategy: warm, targets: [aa, c], name: Fast, metadata: {tier: 1}}
+  many: {strategy: spillover, targets: [a, b], settings: {spillover: 3}}
+  newer: {strategy: balance, targets: [b, a], balance: {spillover: 2}}
+)yaml");
+  INFO(r.ErrorText());
+  REQUIRE(r.ok());
+  const SelectorConfig& fast = r.config->selectors.at("fast");
+  CHECK(fast.strategy == SelectorConfig::Strategy::kWarm);
+  CHECK(fast.targets == std::vector<std::string>{"aa", "c"});
+  CHECK(fast.name == "Fast");
+  CHECK(fast.metadata["tier"] == 1);
+  CHECK(r.config->selectors.at("many").spillover == 3);
+  CHECK(r.config->selectors.at("newer").strategy == SelectorConfig::Strategy::kSpillover);
+  CHECK(r.config->selectors.at("newer").spillover == 2);
+
+  auto bad = Parse(R"yaml(
+models:
+  a: {cmd: "srv --port ${PORT}"}
+  b: {cmd: "srv --port ${PORT}"}
+selectors:
+  a: {strategy: pin, targets: [b]}
+  s1: {strategy: fastest, targets: [a]}
+  s2: {strategy: pin, targets: [s3, ghost]}
+  s3: {strategy: spillover, targets: [a, b], settings: {spillover: 0}}
+  s4: {strategy: spillover, targets: [a, b]}
+)yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(At(FindDiag(bad, "selectors.a: the id is already a model id or alias")) == "6:3");
+  CHECK(At(FindDiag(bad, "selectors.s1.strategy: expected pin, warm or spillover")) == "7:18");
+  CHECK(At(FindDiag(bad, "\"s3\" is a selector (selectors cannot be chained)")) == "8:33");
+  CHECK(At(FindDiag(bad, "selectors.s2.targets: \"ghost\" is not a model")) == "8:37");
+  CHECK(At(FindDiag(bad, "selectors.s3.settings.spillover: expected an integer >= 1")) == "9:68");
+  CHECK(At(FindDiag(bad, "selectors.s4.targets: spillover runs its targets at once")) == "10:38");
+}
+
+TEST_CASE("a matrix set holding all targets lets spillover run them together",
+          "[unit][config][selectors]") {
+  const std::string models = R"yaml(
+models:
+  a: {cmd: "srv --port ${PORT}"}
+  b: {cmd: "srv --port ${PORT}"}
+  c: {cmd: "srv --port ${PORT}"}
+)yaml";
+  auto ok = Parse(models +
+                  "matrix: {sets: {s: \"(a & b) | c\"}}\n"
+                  "selectors: {x: {strategy: spillover, targets: [b, a]}}\n");
+  INFO(ok.ErrorText());
+  CHECK(ok.ok());
+  auto bad = Parse(models +
+                   "matrix: {sets: {s: \"(a | b) & c\"}}\n"
+                   "selectors: {x: {strategy: spillover, targets: [b, a]}}\n");
+  CHECK(FindDiag(bad, "no matrix set holds them all"));
 }
 
 }  // namespace

@@ -12,4 +12,6 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/proxy_message_test.cpp
   frontdoor/proxy_test.cpp
   frontdoor/request_test.cpp
+  frontdoor/selector_choice_test.cpp
+  frontdoor/selectors_test.cpp
 )
