@@ -22,6 +22,11 @@ const ModelConfig* Config::FindModel(std::string_view id_or_alias) const {
   return nullptr;
 }
 
+const PeerModelRef* Config::FindPeerModel(std::string_view name) const {
+  auto it = peer_models.find(std::string(name));
+  return it == peer_models.end() ? nullptr : &it->second;
+}
+
 const GroupConfig& Config::GroupOf(const ModelConfig& model) const {
   return groups.at(model.group);
 }

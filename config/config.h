@@ -47,6 +47,22 @@ struct ModelCapabilities {
   int64_t context = 0;  // context length in tokens; 0 = not said
 };
 
+// `timeouts` of a model or a peer: the connections swapd makes to it, in whole seconds, with
+// llama-swap's keys and defaults; 0 disables one. expectContinue is read for compatibility:
+// swapd answers a client's Expect itself and never sends one on.
+struct TimeoutsConfig {
+  std::chrono::seconds connect{30};
+  std::chrono::seconds keepalive{30};       // TCP keep-alive idle time and probe interval
+  std::chrono::seconds response_header{0};  // the longest wait for the answer's head
+  std::chrono::seconds tls_handshake{10};
+  std::chrono::seconds expect_continue{1};
+  // How long an idle keep-alive connection is kept. Unset: 90 s for a peer (llama-swap's), 3 s
+  // for a local model (an idle connection holds one of llama-server's few HTTP threads).
+  std::optional<std::chrono::seconds> idle_conn;
+
+  bool operator==(const TimeoutsConfig&) const = default;
+};
+
 struct ModelConfig {
   std::string id;    // the key under `models:`
   std::string name;  // display name (`name`), may be empty
@@ -84,6 +100,7 @@ struct ModelConfig {
   std::optional<ModelCapabilities> capabilities;
   // The model's own healthCheckTimeout; unset: the top-level one.
   std::optional<std::chrono::seconds> health_check_timeout;
+  TimeoutsConfig timeouts;
   nlohmann::json metadata = nlohmann::json::object();
   std::string group;     // name of its group; kDefaultGroup when ungrouped
   int64_t priority = 0;  // routing.scheduler fifo priority: a higher one is served first
@@ -127,6 +144,26 @@ struct SelectorConfig {
 };
 const char* ToString(SelectorConfig::Strategy strategy);
 
+// A peer: another OpenAI-compatible server (another swapd or llama-swap, a hosted API) whose
+// models swapd forwards to as they are, addressed as "<peer id>/<model>". Nothing local is started
+// or stopped for them.
+struct PeerConfig {
+  std::string id;
+  std::string proxy;    // base URL (no trailing '/'); the request's path is appended
+  std::string api_key;  // empty: the client's Authorization and x-api-key go on unchanged
+  std::vector<std::string> models;  // the peer's own model names
+  std::vector<std::string> strip_params;
+  nlohmann::json set_params = nlohmann::json::object();
+  TimeoutsConfig timeouts;
+  Position pos;
+};
+
+// A model of a peer, as a request may name it.
+struct PeerModelRef {
+  std::string peer;   // its id, a key of Config::peers
+  std::string model;  // the name the peer knows
+};
+
 struct Config {
   std::chrono::seconds health_check_timeout{120};
   std::string log_level = "info";       // debug|info|warn|error
@@ -152,10 +189,16 @@ struct Config {
   std::optional<MatrixConfig> matrix;
   std::map<std::string, ProfileConfig> profiles;    // by name
   std::map<std::string, SelectorConfig> selectors;  // by id
+  std::map<std::string, PeerConfig> peers;          // by id
+  // "<peer>/<model>" for every model of every peer, and the bare model name when one peer alone
+  // lists it and no local id claims it -> the peer's model.
+  std::map<std::string, PeerModelRef> peer_models;
 
   // Resolves a model id or an alias. Returns nullptr when neither matches.
   const ModelConfig* FindModel(std::string_view id_or_alias) const;
   const GroupConfig& GroupOf(const ModelConfig& model) const;
+  // A peer's model named "<peer>/<model>" (or by its bare name, see peer_models), or nullptr.
+  const PeerModelRef* FindPeerModel(std::string_view name) const;
 };
 
 }  // namespace swapd

@@ -57,6 +57,8 @@ class ConfigReader {
           }
           raw.selectors = e.value;
         }
+      } else if (key == "peers") {
+        ReadPeers(e, raw);
       } else if (key == "apiKeys") {
         raw.api_keys = fields_.TextList(e, "");
       } else {
@@ -69,6 +71,23 @@ class ConfigReader {
   }
 
  private:
+  // Checked for keys here; read by LinkPeers.
+  void ReadPeers(const YamlEntry& e, RawConfig& raw) {
+    if (!fields_.IsMapOrError(e, "")) return;
+    for (const auto& peer : e.value->entries) {
+      if (!peer.value->is_map()) continue;
+      const std::string ctx = "peers." + peer.key->value + ": ";
+      fields_.CheckKeys(*peer.value, PeerKeys(), ctx, "peers.*.");
+      if (const YamlEntry* f = peer.value->Find("filters"); f && fields_.IsMapOrError(*f, ctx)) {
+        fields_.CheckKeys(*f->value, PeerFilterKeys(), ctx + "filters: ", "peers.*.filters.");
+      }
+      if (const YamlEntry* t = peer.value->Find("timeouts"); t && fields_.IsMapOrError(*t, ctx)) {
+        fields_.CheckKeys(*t->value, TimeoutsKeys(), ctx + "timeouts: ", "peers.*.timeouts.");
+      }
+    }
+    raw.peers = e.value;
+  }
+
   void ReadSetting(const YamlEntry& e, Config& c) {
     const std::string& key = e.key->value;
     if (ReadSlotCacheSetting(e, fields_, c)) return;

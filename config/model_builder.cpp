@@ -7,6 +7,7 @@
 #include "config/capabilities.h"
 #include "config/macros.h"
 #include "config/slot_cache_settings.h"
+#include "config/timeouts.h"
 #include "config/yaml_scalar.h"
 
 namespace swapd {
@@ -123,13 +124,14 @@ class ModelBuilder {
                                                 : std::chrono::seconds(raw_.unload_timeout);
     m.concurrency_limit =
         raw_.concurrency_limit == 0 ? 10 : static_cast<int>(raw_.concurrency_limit);
-    m.strip_params = StripParams(strip.text);
+    m.strip_params = SplitStripParams(strip.text);
     m.set_params = SetParams(std::move(set_params));
     m.metadata = metadata.is_object() ? std::move(metadata) : nlohmann::json::object();
     m.set_params_by_id = SetParamsById(by_id);
     if (raw_.capabilities) {
       m.capabilities = ReadCapabilities(capabilities, *raw_.capabilities, ctx_, sink_);
     }
+    if (raw_.timeouts) m.timeouts = ReadTimeouts(*raw_.timeouts, ctx_, sink_);
     if (raw_.health_check_timeout > 0) {
       m.health_check_timeout = std::chrono::seconds(raw_.health_check_timeout);
     }
@@ -270,20 +272,6 @@ class ModelBuilder {
     }
   }
 
-  // Comma separated; blanks, duplicates and "model" (never stripped) dropped; sorted.
-  static std::vector<std::string> StripParams(const std::string& text) {
-    std::set<std::string> params;
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t comma = text.find(',', start);
-      if (comma == std::string::npos) comma = text.size();
-      std::string p = Trim(std::string_view(text).substr(start, comma - start));
-      if (!p.empty() && p != "model") params.insert(p);
-      start = comma + 1;
-    }
-    return {params.begin(), params.end()};
-  }
-
   nlohmann::json SetParams(nlohmann::json params) {
     if (!params.is_object()) return nlohmann::json::object();
     if (params.contains("model")) {
@@ -346,6 +334,19 @@ class ModelBuilder {
 };
 
 }  // namespace
+
+std::vector<std::string> SplitStripParams(const std::string& text) {
+  std::set<std::string> params;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string p = Trim(std::string_view(text).substr(start, comma - start));
+    if (!p.empty() && p != "model") params.insert(p);
+    start = comma + 1;
+  }
+  return {params.begin(), params.end()};
+}
 
 ModelConfig BuildModel(const RawModel& raw, const RawConfig& config, int& next_port,
                        DiagnosticSink& sink) {

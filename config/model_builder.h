@@ -16,4 +16,8 @@ namespace swapd {
 ModelConfig BuildModel(const RawModel& raw, const RawConfig& config, int& next_port,
                        DiagnosticSink& sink);
 
+// filters.stripParams: comma separated; blanks, duplicates and "model" (never stripped) dropped;
+// sorted.
+std::vector<std::string> SplitStripParams(const std::string& text);
+
 }  // namespace swapd

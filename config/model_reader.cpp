@@ -98,6 +98,11 @@ class ModelReader {
           fields_.CheckKeys(*e.value, CapabilitiesKeys(), ctx, "models.*.capabilities.");
           model.capabilities = e.value;
         }
+      } else if (key == "timeouts") {
+        if (fields_.IsMapOrError(e, ctx)) {
+          fields_.CheckKeys(*e.value, TimeoutsKeys(), ctx, "models.*.timeouts.");
+          model.timeouts = e.value;
+        }
       } else if (key == "metadata") {
         if (fields_.IsMapOrError(e, ctx)) model.metadata = e.value;
       } else if (key == "filters") {

@@ -40,6 +40,7 @@ struct RawModel {
   YamlNodePtr set_params;        // a map, or null
   YamlNodePtr set_params_by_id;  // a map of maps, or null
   YamlNodePtr capabilities;      // a map, or null
+  YamlNodePtr timeouts;          // a map, or null
   YamlNodePtr metadata;          // a map, or null
 };
 
@@ -85,6 +86,7 @@ struct RawConfig {
   std::vector<RawPriority> priority;  // routing.scheduler.settings.fifo.priority
   std::vector<RawProfile> profiles;   // in file order
   YamlNodePtr selectors;              // the selectors map (read by LinkSelectors), or null
+  YamlNodePtr peers;                  // the peers map (read by LinkPeers), or null
 };
 
 }  // namespace swapd

@@ -10,7 +10,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 20> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 21> kTopSupported = {"healthCheckTimeout",
+                                             "peers",
                                              "selectors",
                                              "profiles",
                                              "logLevel",
@@ -30,11 +31,12 @@ constexpr std::array<K, 20> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 10> kTopUnsupported = {
-    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store", "ui",
-    "performance", "peers",         "upstream",           "security"};
+constexpr std::array<K, 9> kTopUnsupported = {
+    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store",
+    "ui",          "performance",   "upstream",           "security"};
 
-constexpr std::array<K, 18> kModelSupported = {"cmd",
+constexpr std::array<K, 19> kModelSupported = {"cmd",
+                                               "timeouts",
                                                "cmdStop",
                                                "proxy",
                                                "aliases",
@@ -52,13 +54,17 @@ constexpr std::array<K, 18> kModelSupported = {"cmd",
                                                "metadata",
                                                "capabilities",
                                                "healthCheckTimeout"};
-constexpr std::array<K, 2> kModelUnsupported = {"sendLoadingState", "timeouts"};
+constexpr std::array<K, 1> kModelUnsupported = {"sendLoadingState"};
 
 constexpr std::array<K, 4> kFilterSupported = {"stripParams", "setParams", "strip_params",
                                                "setParamsByID"};
 constexpr std::array<K, 1> kFilterUnsupported = {"setParamsByMatch"};
 constexpr std::array<K, 8> kSelectorSupported = {"strategy", "targets",     "settings", "balance",
                                                  "name",     "description", "unlisted", "metadata"};
+constexpr std::array<K, 6> kTimeoutsSupported = {"connect",      "keepalive",      "responseHeader",
+                                                 "tlsHandshake", "expectContinue", "idleConn"};
+constexpr std::array<K, 5> kPeerSupported = {"proxy", "apiKey", "models", "filters", "timeouts"};
+constexpr std::array<K, 3> kPeerFilterSupported = {"stripParams", "setParams", "strip_params"};
 constexpr std::array<K, 2> kProfileSupported = {"description", "pins"};
 constexpr std::array<K, 5> kCapabilitiesSupported = {"in", "out", "tools", "reranker", "context"};
 
@@ -142,6 +148,18 @@ const KeySet& FilterKeys() {
 }
 const KeySet& SelectorKeys() {
   static const KeySet kSet{kSelectorSupported, kNone};
+  return kSet;
+}
+const KeySet& TimeoutsKeys() {
+  static const KeySet kSet{kTimeoutsSupported, kNone};
+  return kSet;
+}
+const KeySet& PeerKeys() {
+  static const KeySet kSet{kPeerSupported, kNone};
+  return kSet;
+}
+const KeySet& PeerFilterKeys() {
+  static const KeySet kSet{kPeerFilterSupported, kNone};
   return kSet;
 }
 const KeySet& ProfileKeys() {

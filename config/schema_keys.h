@@ -27,6 +27,9 @@ const KeySet& FilterKeys();
 const KeySet& CapabilitiesKeys();
 const KeySet& ProfileKeys();
 const KeySet& SelectorKeys();
+const KeySet& TimeoutsKeys();
+const KeySet& PeerKeys();
+const KeySet& PeerFilterKeys();
 const KeySet& GroupKeys();
 const KeySet& AliasKeys();  // an alias written as a map (newer llama-swap)
 const KeySet& HooksKeys();

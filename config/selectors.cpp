@@ -18,8 +18,9 @@ class SelectorLinker {
       s.id = e.key->value;
       s.pos = e.key->pos;
       ctx_ = "selectors." + s.id;
-      if (config_.models.count(s.id) != 0 || config_.aliases.count(s.id) != 0) {
-        sink_.Error(e.key->pos, ctx_ + ": the id is already a model id or alias");
+      if (config_.models.count(s.id) != 0 || config_.aliases.count(s.id) != 0 ||
+          config_.peer_models.count(s.id) != 0) {
+        sink_.Error(e.key->pos, ctx_ + ": the id is already a model id, alias or peer model");
         continue;
       }
       if (!e.value->is_map()) {
@@ -61,8 +62,17 @@ class SelectorLinker {
         sink_.Error(t->pos,
                     ctx_ + ".targets: \"" + id + "\" is a selector (selectors cannot be chained)");
         ok = false;
+      } else if (m == nullptr && config_.FindPeerModel(id) != nullptr) {
+        if (s.strategy == SelectorConfig::Strategy::kWarm) {
+          sink_.Error(t->pos, ctx_ + ".targets: \"" + id +
+                                  "\" is a peer's model; warm targets must be local (a peer is "
+                                  "never loaded)");
+          ok = false;
+        } else {
+          s.targets.push_back(id);
+        }
       } else if (m == nullptr) {
-        sink_.Error(t->pos, ctx_ + ".targets: \"" + id + "\" is not a model or alias");
+        sink_.Error(t->pos, ctx_ + ".targets: \"" + id + "\" is not a model, alias or peer model");
         ok = false;
       } else if (!seen.insert(m->id).second && s.strategy != SelectorConfig::Strategy::kPin) {
         sink_.Error(t->pos, ctx_ + ".targets: \"" + id + "\" names model \"" + m->id + "\" again");
@@ -98,11 +108,13 @@ class SelectorLinker {
     return ok;
   }
 
-  // Spillover runs its targets at the same time: they must be able to.
+  // Spillover runs its local targets at the same time: they must be able to.
   bool Coexist(const YamlNode& node, const SelectorConfig& s) {
-    if (s.strategy != SelectorConfig::Strategy::kSpillover || s.targets.size() < 2) return true;
     std::vector<std::string> ids;
-    for (const std::string& t : s.targets) ids.push_back(config_.FindModel(t)->id);
+    for (const std::string& t : s.targets) {
+      if (const ModelConfig* m = config_.FindModel(t)) ids.push_back(m->id);
+    }
+    if (s.strategy != SelectorConfig::Strategy::kSpillover || ids.size() < 2) return true;
     bool together = true;
     if (config_.matrix) {
       together = MatrixAllowsTogether(*config_.matrix, ids);

@@ -1,5 +1,6 @@
-// Reads and checks `selectors` once the models, aliases and the router are known: strategies,
-// targets (models or aliases; no selector chaining), a selector id that is no model id or alias,
+// Reads and checks `selectors` once the models, aliases, peers and the router are known:
+// strategies, targets (models, aliases or peers' models, which warm does not take; no selector
+// chaining), a selector id that is no model id or alias,
 // and spillover targets that can run together (one group with swap: false, or one matrix set).
 // Internal to config/.
 #pragma once

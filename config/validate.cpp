@@ -7,6 +7,7 @@
 #include "config/argv_split.h"
 #include "config/macros.h"
 #include "config/matrix_link.h"
+#include "config/peers.h"
 #include "config/selectors.h"
 
 namespace swapd {
@@ -161,9 +162,9 @@ void LinkProfiles(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
         continue;
       }
       if (!pin.target.empty() && config.FindModel(pin.target) == nullptr &&
-          config.selectors.count(pin.target) == 0) {
-        sink.Error(pin.target_pos,
-                   ctx + pin.id + ": \"" + pin.target + "\" is not a model, alias or selector");
+          config.selectors.count(pin.target) == 0 && config.FindPeerModel(pin.target) == nullptr) {
+        sink.Error(pin.target_pos, ctx + pin.id + ": \"" + pin.target +
+                                       "\" is not a model, alias, selector or peer model");
         continue;
       }
       profile.pins[pin.id] = pin.target;
@@ -199,6 +200,7 @@ void LinkAndValidate(const RawConfig& raw, Config& config, bool complete, Diagno
   LinkPreload(raw, config, complete, sink);
   LinkMatrix(raw, config, sink);
   LinkPriority(raw, config, sink);
+  LinkPeers(raw, config, sink);
   LinkSelectors(raw, config, sink);
   LinkProfiles(raw, config, sink);
   LinkApiKeys(raw, config, sink);

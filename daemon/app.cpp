@@ -78,6 +78,7 @@ int App::Run() {
   router.SetEvents(metrics.RouterHooks());
   FrontDoorSettings server_settings;
   server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
+  server_settings.peer_check_interval = options_.peer_check_interval;
   FrontDoorEvents server_events;
   server_events.on_proxied = [&metrics](const ProxyRecord& record) {
     metrics.RecordRequest(record);

@@ -342,6 +342,7 @@ json ConfigJson(const Config& c) {
       {"matrix", c.matrix ? MatrixJson(*c.matrix, c) : json(nullptr)},
       {"profiles", ProfilesJson(c)},
       {"selectors", SelectorsJson(c)},
+      {"peers", PeersJson(c)},
       {"models", models},
   };
   return doc;

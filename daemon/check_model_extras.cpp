@@ -9,12 +9,33 @@ std::string Join(const std::vector<std::string>& items, const char* none) {
   return out.empty() ? none : out;
 }
 
+std::string TimeoutsText(const TimeoutsConfig& t, std::chrono::seconds idle_conn) {
+  auto s = [](std::chrono::seconds v) {
+    return v.count() == 0 ? std::string("off") : std::to_string(v.count()) + "s";
+  };
+  return "connect " + s(t.connect) + ", keepalive " + s(t.keepalive) + ", responseHeader " +
+         s(t.response_header) + ", tlsHandshake " + s(t.tls_handshake) + ", idleConn " +
+         (t.idle_conn ? s(*t.idle_conn) : s(idle_conn) + " (default)");
+}
+
+nlohmann::json TimeoutsJson(const TimeoutsConfig& t) {
+  return {{"connect", t.connect.count()},
+          {"keepalive", t.keepalive.count()},
+          {"responseHeader", t.response_header.count()},
+          {"tlsHandshake", t.tls_handshake.count()},
+          {"expectContinue", t.expect_continue.count()},
+          {"idleConn", t.idle_conn ? nlohmann::json(t.idle_conn->count()) : nullptr}};
+}
+
 }  // namespace
 
 void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostream& o) {
   const auto timeout = m.health_check_timeout.value_or(config.health_check_timeout);
   o << "  healthCheckTimeout: " << timeout.count() << "s"
     << (m.health_check_timeout ? "" : " (the top-level value)") << "\n";
+  if (!(m.timeouts == TimeoutsConfig{})) {
+    o << "  timeouts: " << TimeoutsText(m.timeouts, std::chrono::seconds(3)) << "\n";
+  }
   if (!m.set_params_by_id.empty()) {
     o << "  filters.setParamsByID (after setParams, for a request naming that id):\n";
     for (const auto& [id, by_id] : m.set_params_by_id) {
@@ -44,7 +65,8 @@ nlohmann::json ModelExtrasJson(const ModelConfig& m, const Config& config) {
   return {
       {"healthCheckTimeout", m.health_check_timeout.value_or(config.health_check_timeout).count()},
       {"setParamsByID", by_id},
-      {"capabilities", caps}};
+      {"capabilities", caps},
+      {"timeouts", TimeoutsJson(m.timeouts)}};
 }
 
 void DescribeProfiles(const Config& config, std::ostream& o) {
@@ -52,6 +74,16 @@ void DescribeProfiles(const Config& config, std::ostream& o) {
     o << "\nselector " << id << " (" << ToString(s.strategy);
     if (s.strategy == SelectorConfig::Strategy::kSpillover) o << ", spillover " << s.spillover;
     o << "): " << Join(s.targets, "-") << (s.unlisted ? " (unlisted)" : "") << "\n";
+  }
+  for (const auto& [id, peer] : config.peers) {
+    o << "\npeer " << id << ": " << peer.proxy
+      << (peer.api_key.empty() ? " (the client's key goes on)" : " (its own apiKey)") << "\n";
+    for (const std::string& model : peer.models) {
+      const PeerModelRef* bare = config.FindPeerModel(model);
+      const bool by_name = bare != nullptr && bare->peer == id;
+      o << "  " << id << "/" << model << (by_name ? " (also as \"" + model + "\")" : "") << "\n";
+    }
+    o << "  timeouts: " << TimeoutsText(peer.timeouts, std::chrono::seconds(90)) << "\n";
   }
   for (const auto& [name, p] : config.profiles) {
     o << "\nprofile " << name << (p.description.empty() ? "" : ": " + p.description)
@@ -69,6 +101,24 @@ nlohmann::json SelectorsJson(const Config& config) {
                {"targets", s.targets},
                {"spillover", s.spillover},
                {"unlisted", s.unlisted}};
+  }
+  return out;
+}
+
+nlohmann::json PeersJson(const Config& config) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [id, peer] : config.peers) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& [name, ref] : config.peer_models) {
+      if (ref.peer == id) names.push_back(name);
+    }
+    out[id] = {{"proxy", peer.proxy},
+               {"apiKey", !peer.api_key.empty()},
+               {"models", peer.models},
+               {"names", names},
+               {"stripParams", peer.strip_params},
+               {"setParams", peer.set_params},
+               {"timeouts", TimeoutsJson(peer.timeouts)}};
   }
   return out;
 }

@@ -21,6 +21,7 @@ enum class Flag {
   kLogLevel,
   kShutdownTimeout,
   kUpstreamIdleTimeout,
+  kPeerCheckInterval,
   kJson,
   kVersion,
   kHelp,
@@ -32,7 +33,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 12> kFlags = {{
+constexpr std::array<FlagSpec, 13> kFlags = {{
     {"config", Flag::kConfig, true},
     {"config-dir", Flag::kConfigDir, true},
     {"listen", Flag::kListen, true},
@@ -41,6 +42,7 @@ constexpr std::array<FlagSpec, 12> kFlags = {{
     {"log-level", Flag::kLogLevel, true},
     {"shutdown-timeout", Flag::kShutdownTimeout, true},
     {"upstream-idle-timeout", Flag::kUpstreamIdleTimeout, true},
+    {"peer-check-interval", Flag::kPeerCheckInterval, true},
     {"json", Flag::kJson, false},
     {"version", Flag::kVersion, false},
     {"help", Flag::kHelp, false},
@@ -238,7 +240,8 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
         o.log_level = *value;
         break;
       case Flag::kShutdownTimeout:
-      case Flag::kUpstreamIdleTimeout: {
+      case Flag::kUpstreamIdleTimeout:
+      case Flag::kPeerCheckInterval: {
         const bool digits = !value->empty() && value->size() <= 6 &&
                             std::all_of(value->begin(), value->end(), [](char c) {
                               return std::isdigit(static_cast<unsigned char>(c));
@@ -251,6 +254,8 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
           o.shutdown_timeout = seconds;
         } else if (seconds.count() < 1) {
           return fail("invalid value \"" + *value + "\" for " + shown + ": want at least 1");
+        } else if (spec->flag == Flag::kPeerCheckInterval) {
+          o.peer_check_interval = seconds;
         } else {
           o.upstream_idle_timeout = seconds;
         }
@@ -305,6 +310,9 @@ flags:
                      a backend that sends nothing for this long (before its first byte or
                      between two) fails the request: 502, or an error event ending a stream
                      (default 7200: a CPU model may process a long prompt for many minutes)
+  --peer-check-interval SECONDS
+                     how often each peer's /v1/models is asked while it answers; a peer
+                     that does not is asked less often, up to every 60 s (default 5)
   --strict           unknown configuration keys are errors instead of warnings
   --log-level LEVEL  debug, info, warn or error (default: the config's logLevel)
   --json             (check only) print diagnostics and configuration as one JSON document

@@ -29,7 +29,8 @@ struct Options {
   // --upstream-idle-timeout SECONDS: a backend that sends nothing for this long (before its
   // first byte or between two) fails the request. Long: a CPU model may think for many minutes.
   std::chrono::seconds upstream_idle_timeout{7200};
-  bool json = false;  // check --json
+  std::chrono::seconds peer_check_interval{5};  // --peer-check-interval SECONDS
+  bool json = false;                            // check --json
 };
 
 struct ParsedCommandLine {

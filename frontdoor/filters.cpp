@@ -25,30 +25,49 @@ bool SetParams(const nlohmann::json& params, nlohmann::json& document) {
   return changed;
 }
 
+// useModelName (when `model_name` is not empty), stripParams, setParams. Returns whether the
+// document changed.
+bool Filter(const std::string& model_name, const std::vector<std::string>& strip,
+            const nlohmann::json& set, nlohmann::json& document) {
+  bool changed = false;
+  if (!model_name.empty()) {
+    auto it = document.find("model");
+    if (it == document.end() || *it != model_name) {
+      document["model"] = model_name;
+      changed = true;
+    }
+  }
+  for (const std::string& key : strip) {
+    if (key == "model") continue;
+    changed |= document.erase(key) > 0;
+  }
+  changed |= SetParams(set, document);
+  return changed;
+}
+
+std::string Dump(const nlohmann::json& document) {
+  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::optional<std::string> ApplyFilters(const ModelConfig& model, const std::string& requested_id,
                                         nlohmann::json& document) {
   if (!document.is_object()) return std::nullopt;
-  bool changed = false;
-  if (!model.use_model_name.empty()) {
-    auto it = document.find("model");
-    if (it == document.end() || *it != model.use_model_name) {
-      document["model"] = model.use_model_name;
-      changed = true;
-    }
-  }
-  for (const std::string& key : model.strip_params) {
-    if (key == "model") continue;
-    changed |= document.erase(key) > 0;
-  }
-  changed |= SetParams(model.set_params, document);
+  bool changed = Filter(model.use_model_name, model.strip_params, model.set_params, document);
   if (auto by_id = model.set_params_by_id.find(requested_id);
       by_id != model.set_params_by_id.end()) {
     changed |= SetParams(by_id->second.params, document);
   }
   if (!changed) return std::nullopt;
-  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return Dump(document);
+}
+
+std::optional<std::string> ApplyPeerFilters(const PeerConfig& peer, const std::string& model,
+                                            nlohmann::json& document) {
+  if (!document.is_object()) return std::nullopt;
+  if (!Filter(model, peer.strip_params, peer.set_params, document)) return std::nullopt;
+  return Dump(document);
 }
 
 }  // namespace swapd

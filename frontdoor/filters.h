@@ -21,4 +21,9 @@ bool HasFilters(const ModelConfig& model);
 std::optional<std::string> ApplyFilters(const ModelConfig& model, const std::string& requested_id,
                                         nlohmann::json& document);
 
+// A request for a peer's model: "model" becomes `model` (the peer's name for it), then the peer's
+// stripParams and setParams. Returns the new body text, nullopt when nothing changed.
+std::optional<std::string> ApplyPeerFilters(const PeerConfig& peer, const std::string& model,
+                                            nlohmann::json& document);
+
 }  // namespace swapd

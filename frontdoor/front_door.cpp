@@ -27,6 +27,10 @@ constexpr size_t kMaxRequestHeaders = 256;
 // An idle keep-alive connection is closed after this long (it holds no thread meanwhile).
 constexpr auto kIdleTimeout = std::chrono::seconds(60);
 
+// An idle keep-alive connection to a local backend is kept this long unless its timeouts.idleConn
+// says otherwise: it holds one of llama-server's few HTTP threads (whose own limit is 5 s).
+constexpr std::chrono::seconds kLocalIdleConn{3};
+
 // The POST routes whose JSON body names the model (llama-swap's list).
 constexpr const char* kJsonRoutes[] = {
     "/v1/chat/completions", "/v1/completions", "/v1/embeddings",
@@ -59,11 +63,26 @@ FrontDoor::FrontDoor(std::shared_ptr<const Config> config, Router& router, Front
       [](const HttpRequest& req, const HttpResponse& res) {
         spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
       });
+  peers_ = std::make_unique<PeerMonitor>(PeerMonitor::Settings{settings_.peer_check_interval});
+  peers_->SetPeers(config_->peers);
   proxy_ = std::make_unique<UpstreamProxy>(
       [this](const std::string& model_id, const std::string& what) {
         return DescribeBackendFailure(model_id, what);
       },
-      events_.on_proxied, settings_.upstream_idle_timeout);
+      [this](const ProxyRecord& record) {
+        // What a request found out about its peer is as good as a check.
+        if (!record.peer.empty()) {
+          std::lock_guard lock(peer_flight_mu_);
+          if (--peer_in_flight_[record.model_id] <= 0) peer_in_flight_.erase(record.model_id);
+        }
+        if (record.unreachable && !record.peer.empty()) {
+          peers_->Unreachable(record.peer, "a request could not connect");
+          peers_->CheckSoon(record.peer);
+        } else if (!record.peer.empty() && record.status > 0) {
+          peers_->Reached(record.peer);
+        }
+        if (events_.on_proxied) events_.on_proxied(record);
+      });
 }
 
 FrontDoor::~FrontDoor() { Stop(); }
@@ -74,6 +93,7 @@ std::shared_ptr<const Config> FrontDoor::config() const {
 }
 
 void FrontDoor::SetConfig(std::shared_ptr<const Config> config) {
+  peers_->SetPeers(config->peers);
   std::lock_guard lock(config_mu_);
   config_ = std::move(config);
   active_profile_.clear();  // as llama-swap: no profile is active after a reload
@@ -132,6 +152,7 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
     if (path == "/running") return HandleRunning(res);
     if (path == "/unload") return HandleUnload(res, "");
     if (path == "/api/profiles") return HandleListProfiles(res);
+    if (path == "/api/peers") return HandleListPeers(res);
   } else if (req.method == "PUT") {
     if (path == "/api/profiles/active") return HandleSetProfile(req, res);
   } else if (req.method == "POST") {
@@ -158,6 +179,13 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
   if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
   auto [cfg, profile] = routing();
   ResolvedModel resolved = Resolve(*cfg, profile, parsed.value().model);
+  if (resolved.peer) {
+    nlohmann::json document = ParseJsonDocument(req.body);
+    std::optional<std::string> filtered =
+        ApplyPeerFilters(cfg->peers.at(resolved.peer->peer), resolved.peer->model, document);
+    return DispatchToPeer(*cfg, *resolved.peer, req, req.target, filtered ? *filtered : req.body,
+                          res, ctx);
+  }
   const ModelConfig* model = resolved.model;
   if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
   std::optional<std::string> filtered;
@@ -184,14 +212,19 @@ void FrontDoor::HandleMultipartInference(const HttpRequest& req, HttpResponse& r
   if (model_id.empty()) model_id = QueryModel(req).value_or("");
   if (model_id.empty()) return SetErrorResponse(res, NoModelError());
   auto [cfg, profile] = routing();
-  const ModelConfig* model = Resolve(*cfg, profile, model_id).model;
-  if (!model) return SetErrorResponse(res, UnknownModelError(model_id));
-  if (!form.field || model->use_model_name.empty()) {
-    return Dispatch(*model, req, req.target, req.body, res, ctx);
+  const ResolvedModel resolved = Resolve(*cfg, profile, model_id);
+  const ModelConfig* model = resolved.model;
+  if (!model && !resolved.peer) return SetErrorResponse(res, UnknownModelError(model_id));
+  // A peer's model goes by the peer's name for it.
+  const std::string& name = model ? model->use_model_name : resolved.peer->model;
+  std::string body;
+  if (form.field && !name.empty()) {
+    body = req.body;
+    body.replace(form.field->offset, form.field->size, name);
   }
-  std::string body = req.body;
-  body.replace(form.field->offset, form.field->size, model->use_model_name);
-  Dispatch(*model, req, req.target, body, res, ctx);
+  const std::string_view sent = body.empty() ? std::string_view(req.body) : body;
+  if (resolved.peer) return DispatchToPeer(*cfg, *resolved.peer, req, req.target, sent, res, ctx);
+  Dispatch(*model, req, req.target, sent, res, ctx);
 }
 
 ResolvedModel FrontDoor::Resolve(const Config& config, const std::string& profile,
@@ -204,11 +237,20 @@ ResolvedModel FrontDoor::Resolve(const Config& config, const std::string& profil
   }
   std::vector<TargetLoad> loads;
   for (const std::string& target : r.selector->targets) {
-    const ModelConfig* model = config.FindModel(target);
-    loads.push_back(model ? by_model[model->id] : TargetLoad{});
+    if (const ModelConfig* model = config.FindModel(target)) {
+      loads.push_back(by_model[model->id]);
+    } else if (const PeerModelRef* peer = config.FindPeerModel(target)) {
+      std::lock_guard lock(peer_flight_mu_);
+      auto it = peer_in_flight_.find(peer->peer + "/" + peer->model);
+      loads.push_back(
+          TargetLoad{BackendState::kStopped, it != peer_in_flight_.end() ? it->second : 0});
+    } else {
+      loads.push_back(TargetLoad{});
+    }
   }
   const std::string& target = r.selector->targets[ChooseTarget(*r.selector, loads, round_robin_)];
-  return {config.FindModel(target), target};
+  if (const ModelConfig* model = config.FindModel(target)) return {model, target};
+  return {nullptr, target, nullptr, config.FindPeerModel(target)};
 }
 
 void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
@@ -216,17 +258,19 @@ void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, Reques
   // /upstream/{model}/{path...}: model ids may contain '/', so the longest prefix that names a
   // model wins.
   auto [cfg, profile] = routing();
-  const ModelConfig* model = nullptr;
+  ResolvedModel resolved;
   std::string path;
   for (size_t cut = rest.size();; cut = rest.rfind('/', cut - 1)) {
     if (cut == std::string::npos || cut == 0) break;
-    model = ResolveModel(*cfg, profile, rest.substr(0, cut)).model;
-    if (model) {
+    resolved = ResolveModel(*cfg, profile, rest.substr(0, cut));
+    if (resolved.model || resolved.peer) {
       path = rest.substr(cut);
       break;
     }
   }
-  if (!model) return SetErrorResponse(res, UnknownModelError(rest.substr(0, rest.find('/'))));
+  const ModelConfig* model = resolved.model;
+  if (!model && !resolved.peer)
+    return SetErrorResponse(res, UnknownModelError(rest.substr(0, rest.find('/'))));
   if (path.empty()) {
     // Relative links of a backend's web page need the trailing slash.
     res.SetRedirect(req.path + "/", 301);
@@ -235,6 +279,7 @@ void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, Reques
   std::string target = path;
   size_t query = req.target.find('?');
   if (query != std::string::npos) target += req.target.substr(query);
+  if (resolved.peer) return DispatchToPeer(*cfg, *resolved.peer, req, target, req.body, res, ctx);
   Dispatch(*model, req, target, req.body, res, ctx);
 }
 
@@ -265,7 +310,13 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
     request.headers = &req.headers;
     request.body = body;
     request.route = route;  // counted with the record of the exchange
-    if (proxy_->Forward(std::move(lease).value(), request, res, ctx,
+    UpstreamTarget upstream;
+    upstream.id = lease.value().model_id();
+    upstream.url = lease.value().proxy_url();
+    upstream.timeouts = ConnectionTimeouts(model.timeouts, settings_.upstream_idle_timeout);
+    upstream.idle_conn = model.timeouts.idle_conn.value_or(kLocalIdleConn);
+    upstream.lease = std::move(lease).value();
+    if (proxy_->Forward(std::move(upstream), request, res, ctx,
                         /*may_retry=*/attempt == 0) == UpstreamProxy::Delivery::kDone) {
       break;
     }

@@ -13,14 +13,17 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "backends/router.h"
 #include "base/status.h"
 #include "config/config.h"
+#include "frontdoor/peer_monitor.h"
 #include "frontdoor/profiles.h"
 #include "frontdoor/upstream_proxy.h"
 #include "http/message.h"
@@ -36,6 +39,8 @@ struct FrontDoorSettings {
   std::chrono::seconds acquire_timeout{3600};
   // A backend that sends nothing for this long fails the request (--upstream-idle-timeout).
   std::chrono::seconds upstream_idle_timeout{7200};
+  // How often a peer that answers is checked (--peer-check-interval); a down one backs off.
+  std::chrono::milliseconds peer_check_interval{std::chrono::seconds(5)};
 };
 
 // What the front door reports about the requests it answers (for metrics). Either may be empty;
@@ -100,6 +105,16 @@ class FrontDoor {
   ResolvedModel Resolve(const Config& config, const std::string& profile,
                         const std::string& requested);
   void HandleListProfiles(HttpResponse& res);
+  // GET /api/peers: each peer's state, latency and models.
+  void HandleListPeers(HttpResponse& res);
+  // The /v1/models entries of the peers' models.
+  void AddPeerModels(const Config& config, int64_t created,
+                     std::map<std::string, nlohmann::json>& sorted);
+  // Hands a request for a peer's model to the proxy, or answers 503 at once when the peer is
+  // down. `target` and `body` as for Dispatch.
+  void DispatchToPeer(const Config& config, const PeerModelRef& ref, const HttpRequest& req,
+                      std::string_view target, std::string_view body, HttpResponse& res,
+                      RequestContext& ctx);
   void HandleSetProfile(const HttpRequest& req, HttpResponse& res);
   // Waits for the model and hands the request to the proxy. `target` and `body` are only read,
   // and outlive the call.
@@ -116,6 +131,11 @@ class FrontDoor {
   std::shared_ptr<const Config> config_;  // Guarded by config_mu_
   std::string active_profile_;            // "" for none. Guarded by config_mu_
   std::vector<ExtraRoute> extra_routes_;  // set before Run()
+  std::unique_ptr<PeerMonitor> peers_;
+  std::mutex peer_flight_mu_;
+  // Requests in flight to each peer's model ("<peer>/<model>"), for spillover selectors: a peer's
+  // model counts as live while it has some. Guarded by peer_flight_mu_.
+  std::map<std::string, int> peer_in_flight_;
   std::unique_ptr<UpstreamProxy> proxy_;
   std::unique_ptr<Http1Server> server_;
   std::atomic<bool> shutting_down_{false};

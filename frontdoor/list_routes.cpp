@@ -8,6 +8,7 @@
 #include "frontdoor/error_response.h"
 #include "frontdoor/front_door.h"
 #include "frontdoor/model_id.h"
+#include "frontdoor/model_list.h"
 
 namespace swapd {
 namespace {
@@ -53,6 +54,14 @@ void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
 
 }  // namespace
 
+nlohmann::json ModelListEntry(const std::string& id, int64_t created, bool loaded) {
+  return {{"id", id},
+          {"object", "model"},
+          {"created", created},
+          {"owned_by", "llama-swap"},
+          {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
+}
+
 void FrontDoor::HandleListModels(HttpResponse& res) {
   auto [cfg, profile] = routing();
   std::map<std::string, BackendState> states;
@@ -62,14 +71,8 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
   auto entry = [&](const std::string& id, const ModelConfig& model) {
     BackendState state = states.count(model.id) ? states[model.id] : BackendState::kStopped;
     const bool loaded = state != BackendState::kStopped && state != BackendState::kFailed;
-    nlohmann::json item = {
-        {"id", id},
-        {"object", "model"},
-        {"created", created},
-        // Clients tell llama-swap (and so swapd) from a plain server by this.
-        {"owned_by", "llama-swap"},
-        // As llama-swap: "loaded" while a process exists (starting, ready or stopping).
-        {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
+    // As llama-swap: "loaded" while a process exists (starting, ready or stopping).
+    nlohmann::json item = ModelListEntry(id, created, loaded);
     if (!model.name.empty()) item["name"] = model.name;
     if (!model.description.empty()) item["description"] = model.description;
     if (!model.metadata.empty()) item["meta"]["llamaswap"] = model.metadata;
@@ -94,11 +97,7 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
       const BackendState state = states[model->id];
       loaded |= state == BackendState::kReady || state == BackendState::kStarting;
     }
-    nlohmann::json item = {{"id", id},
-                           {"object", "model"},
-                           {"created", created},
-                           {"owned_by", "llama-swap"},
-                           {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
+    nlohmann::json item = ModelListEntry(id, created, loaded);
     if (!sel.name.empty()) item["name"] = sel.name;
     if (!sel.description.empty()) item["description"] = sel.description;
     nlohmann::json meta = sel.metadata;
@@ -109,6 +108,7 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
     item["meta"]["llamaswap"] = std::move(meta);
     sorted[id] = std::move(item);
   }
+  AddPeerModels(*cfg, created, sorted);
   // The active profile's pins: new ids are listed (as llama-swap: type profile, unloaded); a
   // disabled id is not.
   if (auto p = cfg->profiles.find(profile); p != cfg->profiles.end()) {

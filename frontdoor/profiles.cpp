@@ -17,7 +17,8 @@ ResolvedModel ResolveModel(const Config& config, const std::string& profile,
   if (auto s = config.selectors.find(id); s != config.selectors.end()) {
     return {nullptr, id, &s->second};
   }
-  return {config.FindModel(id), id};
+  if (const ModelConfig* model = config.FindModel(id)) return {model, id};
+  return {nullptr, id, nullptr, config.FindPeerModel(id)};
 }
 
 }  // namespace swapd

@@ -14,6 +14,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Kind = UpstreamFailure::Kind;
 
+bool IsJson(std::string_view content_type) {
+  return content_type.find("json") != std::string_view::npos;
+}
+
 bool Idempotent(std::string_view method) {
   return method == "GET" || method == "HEAD" || method == "OPTIONS";
 }
@@ -25,8 +29,7 @@ bool Idempotent(std::string_view method) {
 // time. Its destructor records the exchange (ProxyRecord).
 struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   UpstreamProxy* proxy;  // outlives every response (the HTTP server stops first)
-  Lease lease;
-  const std::string origin;
+  UpstreamTarget target;
   const bool head_request;
   std::unique_ptr<UpstreamConnection> connection;
   bool head_seen = false;  // the answer's head has been read (into `start`)
@@ -38,12 +41,10 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   ProxyRecord record;
   Clock::time_point start_time = Clock::now();
 
-  Exchange(UpstreamProxy* p, Lease l, const ProxyRequest& request)
-      : proxy(p),
-        lease(std::move(l)),
-        origin(lease.proxy_url().origin),
-        head_request(request.method == "HEAD") {
-    record.model_id = lease.model_id();
+  Exchange(UpstreamProxy* p, UpstreamTarget t, const ProxyRequest& request)
+      : proxy(p), target(std::move(t)), head_request(request.method == "HEAD") {
+    record.model_id = target.id;
+    record.peer = target.peer;
     record.route = request.route;
   }
   ~Exchange() {
@@ -56,7 +57,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
 
   // Nothing was sent: the exchange ends unrecorded, for the caller to retry.
   void Discard() {
-    lease.Release();
+    target.lease.Release();
     proxy = nullptr;
   }
 
@@ -72,11 +73,13 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     const bool may_defer = ctx.ShouldDefer();
     for (int attempt = 0; attempt < 2; ++attempt) {
       failure = UpstreamFailure();
-      connection = attempt == 0 ? proxy->connections_.Take(origin) : nullptr;
+      connection = attempt == 0 ? proxy->connections_.Take(target.url.origin) : nullptr;
       const bool reused = connection != nullptr;
-      if (!reused)
-        connection = UpstreamConnection::Open(lease.proxy_url(), proxy->timeouts_, failure);
-      if (!connection) return Sent::kFailed;
+      if (!reused) connection = UpstreamConnection::Open(target.url, target.timeouts, failure);
+      if (!connection) {
+        record.unreachable = true;
+        return Sent::kFailed;
+      }
       const bool sent = connection->Send(request_head, request_body, failure);
       // The answer is awaited in the server's epoll set, unless it may have to be sent again
       // (see below), which needs the request.
@@ -100,7 +103,8 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
 
   // A deferred step: `step` runs once the backend's socket is readable (or the wait ended).
   DeferredStep Wait(DeferredStep (Exchange::*step)(HttpResponse&, WaitEnd, RequestContext&)) {
-    return {connection->fd(), connection->in_epoll_set(), Clock::now() + proxy->timeouts_.read,
+    const auto limit = head_seen ? target.timeouts.read : target.timeouts.HeadLimit();
+    return {connection->fd(), connection->in_epoll_set(), Clock::now() + limit,
             [self = shared_from_this(), step](HttpResponse& res, WaitEnd end, RequestContext& ctx) {
               return ((*self).*step)(res, end, ctx);
             }};
@@ -164,6 +168,9 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
       body.append(piece);
     }
     Done();
+    if (!target.peer.empty() && start.status >= 400 && !IsJson(head.content_type)) {
+      return PeerErrorAnswer(res);
+    }
     // Moved, not copied; a backend's answer without Content-Type (a 204) gets none from us
     // either.
     res.body = std::move(body);
@@ -171,6 +178,25 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     if (head_request && start.has_length) {
       res.headers.Set("Content-Length", std::to_string(start.content_length));
     }
+    return {};
+  }
+
+  // A peer's error answer that is not JSON (an HTML page of a gateway, a text line): the client
+  // gets a JSON error with the peer's status, naming the peer, with the start of its text.
+  DeferredStep PeerErrorAnswer(HttpResponse& res) {
+    constexpr size_t kShown = 300;
+    std::string text = body.substr(0, kShown);
+    for (char& c : text) {
+      if (c == '\r' || c == '\n' || c == '\t') c = ' ';
+    }
+    const int status = start.status;
+    res.headers.Clear();
+    SetErrorResponse(
+        res,
+        Status::Error(ErrorCode::kBackendFailed,
+                      "peer \"" + target.peer + "\" answered HTTP " + std::to_string(status) +
+                          (text.empty() ? "" : ": " + text) + (body.size() > kShown ? "..." : "")));
+    res.status = status;
     return {};
   }
 
@@ -233,7 +259,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
       return false;
     }
     record.upstream_failed = true;
-    failure = proxy->Describe(record.model_id, head_seen, why, ctx);
+    failure = proxy->Describe(target, head_seen, why, ctx);
     return false;
   }
 
@@ -241,8 +267,10 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   // before the client sees the end of the answer, so that the client's next request finds it,
   // and the lease ends.
   void Done() {
-    if (connection) proxy->connections_.GiveBack(origin, std::move(connection));
-    lease.Release();
+    if (connection) {
+      proxy->connections_.GiveBack(target.url.origin, std::move(connection), target.idle_conn);
+    }
+    target.lease.Release();
   }
 
   // A deferred wait ended without the backend's bytes: its deadline passed, or the client left.
@@ -258,7 +286,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     if (why.kind == Kind::kClientGone) return Abandoned(res);
     record.upstream_failed = true;
     res.headers.Clear();
-    SetErrorResponse(res, proxy->Describe(record.model_id, head_seen, why, ctx));
+    SetErrorResponse(res, proxy->Describe(target, head_seen, why, ctx));
     record.status = res.status;
     return {};
   }
@@ -274,20 +302,28 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   }
 };
 
-UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record,
-                             std::chrono::seconds idle_timeout)
-    : describe_failure_(std::move(describe_failure)),
-      on_record_(std::move(on_record)),
-      timeouts_{std::chrono::seconds(10), idle_timeout, std::chrono::minutes(5)} {}
+UpstreamConnection::Timeouts ConnectionTimeouts(const TimeoutsConfig& timeouts,
+                                                std::chrono::seconds read) {
+  UpstreamConnection::Timeouts out;
+  out.connect = timeouts.connect;
+  out.read = read;
+  out.response_header = timeouts.response_header;
+  out.tls_handshake = timeouts.tls_handshake;
+  out.keepalive = timeouts.keepalive;
+  return out;
+}
+
+UpstreamProxy::UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record)
+    : describe_failure_(std::move(describe_failure)), on_record_(std::move(on_record)) {}
 
 UpstreamProxy::~UpstreamProxy() = default;
 
-UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& request,
+UpstreamProxy::Delivery UpstreamProxy::Forward(UpstreamTarget target, const ProxyRequest& request,
                                                HttpResponse& res, RequestContext& ctx,
                                                bool may_retry) {
-  auto ex = std::make_shared<Exchange>(this, std::move(lease), request);
+  auto ex = std::make_shared<Exchange>(this, std::move(target), request);
   UpstreamFailure failure;
-  const std::string head = UpstreamRequestHead(ex->lease.proxy_url(), request);
+  const std::string head = UpstreamRequestHead(ex->target.url, request);
   switch (ex->Send(head, request.body, Idempotent(request.method), ctx, failure)) {
     case Exchange::Sent::kFailed:
       if (may_retry && failure.kind == Kind::kRefused) {
@@ -308,22 +344,37 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(Lease lease, const ProxyRequest& 
   return Delivery::kDone;
 }
 
-Status UpstreamProxy::Describe(const std::string& model_id, bool headers_seen,
+Status UpstreamProxy::Describe(const UpstreamTarget& target, bool headers_seen,
                                const UpstreamFailure& failure, RequestContext& ctx) const {
+  const bool peer = !target.peer.empty();
+  const char* who = peer ? "the peer" : "the backend";
+  // timeouts.responseHeader passed (a 504, where the backend's silence is a 502).
+  const bool head_limit = failure.kind == Kind::kTimeout && !headers_seen &&
+                          target.timeouts.HeadLimit() < target.timeouts.read;
   std::string what;
   if (failure.kind == Kind::kTimeout) {
-    what = std::string(headers_seen ? "the backend's response stalled"
-                                    : "the backend did not answer") +
-           ": nothing for " + std::to_string(timeouts_.read.count()) +
-           " s (--upstream-idle-timeout)";
+    what =
+        std::string(who) + (headers_seen ? "'s response stalled" : " did not answer") +
+        ": nothing for " +
+        std::to_string((head_limit ? target.timeouts.HeadLimit() : target.timeouts.read).count()) +
+        (head_limit ? " s (timeouts.responseHeader)" : " s (--upstream-idle-timeout)");
   } else if (failure.kind == Kind::kRefused || failure.kind == Kind::kConnect) {
-    what = "could not reach the backend: " + failure.text;
+    what = std::string("could not reach ") + who + ": " + failure.text;
+  } else if (failure.kind == Kind::kMalformed && !headers_seen) {
+    what = std::string(who) + " did not answer in HTTP: " + failure.text;
   } else {
-    what = (headers_seen ? "the backend's response broke off: " : "the backend did not answer: ") +
+    what = std::string(who) + (headers_seen ? "'s response broke off: " : " did not answer: ") +
            failure.text;
   }
+  const ErrorCode code = head_limit ? ErrorCode::kTimeout : ErrorCode::kBackendFailed;
+  if (peer) {
+    return Status::Error(code, "peer \"" + target.peer + "\" (" + target.url.origin +
+                                   target.url.path_prefix + "), model \"" + target.id +
+                                   "\": " + what);
+  }
   ctx.WillBlock();  // the describer may wait for the Router to notice an exit
-  return describe_failure_(model_id, what);
+  Status described = describe_failure_(target.id, what);
+  return head_limit ? Status::Error(code, described.message()) : described;
 }
 
 }  // namespace swapd

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "backends/router.h"
+#include "config/config.h"
 #include "frontdoor/proxy_message.h"
 #include "frontdoor/usage_scanner.h"
 #include "http/message.h"
@@ -23,6 +24,21 @@
 #include "http/upstream_client_pool.h"
 
 namespace swapd {
+
+// Where one request goes: a local model's backend, held by its lease, or a peer.
+struct UpstreamTarget {
+  Lease lease;     // empty for a peer
+  std::string id;  // the model's id, or the peer's model as "<peer>/<model>"
+  ProxyUrl url;
+  UpstreamConnection::Timeouts timeouts;
+  std::chrono::seconds idle_conn{3};  // how long its idle keep-alive connections are kept
+  std::string peer;                   // the peer's id; empty for a local model
+};
+
+// A model's or peer's `timeouts` as the connection's; `read`: the longest silence
+// (--upstream-idle-timeout).
+UpstreamConnection::Timeouts ConnectionTimeouts(const TimeoutsConfig& timeouts,
+                                                std::chrono::seconds read);
 
 // What happened to one proxied request, for logs and metrics.
 struct ProxyRecord {
@@ -32,6 +48,8 @@ struct ProxyRecord {
   bool streamed = false;
   bool client_gone = false;
   bool upstream_failed = false;
+  bool unreachable = false;  // no connection could be made (refused, timed out, TLS failed)
+  std::string peer;          // the peer's id when the request went to one
   std::chrono::steady_clock::duration time_to_first_byte{};
   std::chrono::steady_clock::duration duration{};
   uint64_t bytes = 0;
@@ -45,9 +63,8 @@ class UpstreamProxy {
   using FailureDescriber = std::function<Status(const std::string& model_id, const std::string&)>;
   using RecordSink = std::function<void(const ProxyRecord&)>;
 
-  // `idle_timeout`: a backend that sends nothing for this long fails the request.
-  UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record,
-                std::chrono::seconds idle_timeout = std::chrono::hours(2));
+  // `describe_failure` is asked about local models only: a peer's failure is described here.
+  UpstreamProxy(FailureDescriber describe_failure, RecordSink on_record);
   ~UpstreamProxy();
 
   // Answers that are not SSE and declare at most this length are buffered (see above).
@@ -59,24 +76,25 @@ class UpstreamProxy {
   };
 
   // Returns once `res` has its status and headers (or an error). A whole answer is then in
-  // `res` and `lease` is released; a streamed one is produced by `res`'s BodyStream, which holds
-  // `lease` until the body is complete or the client left. When the server wants it
+  // `res` and the target's lease is released; a streamed one is produced by `res`'s BodyStream,
+  // which holds the lease until the body is complete or the client left. When the server wants it
   // (ctx.ShouldDefer()), it returns earlier, having handed the wait for the answer to the server
   // (ctx.Defer); the caller then leaves `res` alone. With `may_retry`, a refused connection
   // returns kRefused (lease released, nothing recorded) so that the caller can start the backend
   // again and retry; otherwise it is a 502.
-  Delivery Forward(Lease lease, const ProxyRequest& request, HttpResponse& res, RequestContext& ctx,
-                   bool may_retry = false);
+  // A peer's error answer (4xx, 5xx) that is not JSON becomes an OpenAI-shaped JSON error naming
+  // the peer, with the start of what it said.
+  Delivery Forward(UpstreamTarget target, const ProxyRequest& request, HttpResponse& res,
+                   RequestContext& ctx, bool may_retry = false);
 
  private:
   struct Exchange;
   // The client's error for a failed exchange.
-  Status Describe(const std::string& model_id, bool headers_seen, const UpstreamFailure& failure,
+  Status Describe(const UpstreamTarget& target, bool headers_seen, const UpstreamFailure& failure,
                   RequestContext& ctx) const;
 
   FailureDescriber describe_failure_;
   RecordSink on_record_;
-  const UpstreamConnection::Timeouts timeouts_;
   UpstreamClientPool connections_;
 };
 

@@ -7,7 +7,7 @@ namespace swapd {
 void UpstreamClientPool::ExpireLocked(std::vector<Idle>& idle, Clock::time_point now,
                                       std::vector<Idle>& dropped) {
   size_t expired = 0;
-  while (expired < idle.size() && now - idle[expired].since > max_idle_) ++expired;
+  while (expired < idle.size() && now > idle[expired].expires) ++expired;
   if (expired == 0) return;
   std::move(idle.begin(), idle.begin() + expired, std::back_inserter(dropped));
   idle.erase(idle.begin(), idle.begin() + expired);
@@ -36,7 +36,8 @@ std::unique_ptr<UpstreamConnection> UpstreamClientPool::TakeNewest(const std::st
 }
 
 void UpstreamClientPool::GiveBack(const std::string& origin,
-                                  std::unique_ptr<UpstreamConnection> connection) {
+                                  std::unique_ptr<UpstreamConnection> connection,
+                                  std::optional<std::chrono::seconds> max_idle) {
   if (!connection->Reusable()) return;
   std::vector<Idle> dropped;
   std::lock_guard lock(mu_);
@@ -50,7 +51,9 @@ void UpstreamClientPool::GiveBack(const std::string& origin,
   }
   auto& idle = idle_[origin];
   ExpireLocked(idle, now, dropped);
-  if (idle.size() < kMaxIdlePerOrigin) idle.push_back({std::move(connection), now});
+  const Clock::duration keep = max_idle ? Clock::duration(*max_idle) : max_idle_;
+  const Clock::time_point expires = keep.count() > 0 ? now + keep : Clock::time_point::max();
+  if (idle.size() < kMaxIdlePerOrigin) idle.push_back({std::move(connection), expires});
 }
 
 size_t UpstreamClientPool::IdleCount() {

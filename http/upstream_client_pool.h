@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,9 @@ class UpstreamClientPool {
   // An idle connection to `origin` that is still open, or nullptr.
   std::unique_ptr<UpstreamConnection> Take(const std::string& origin);
   // Keeps `connection` for the next request to `origin` if it is Reusable(); closes it otherwise.
-  void GiveBack(const std::string& origin, std::unique_ptr<UpstreamConnection> connection);
+  // It stays idle for at most `max_idle` (the pool's when unset; 0: no limit).
+  void GiveBack(const std::string& origin, std::unique_ptr<UpstreamConnection> connection,
+                std::optional<std::chrono::seconds> max_idle = std::nullopt);
   // The idle connections kept, over all origins.
   size_t IdleCount();
 
@@ -36,13 +39,13 @@ class UpstreamClientPool {
   using Clock = std::chrono::steady_clock;
   struct Idle {
     std::unique_ptr<UpstreamConnection> connection;
-    Clock::time_point since;
+    Clock::time_point expires;
   };
   // Enough for every connection of a busy backend (64 concurrent requests) to be reused instead
   // of reconnecting; idle connections exist only up to the recent peak of concurrent requests.
   static constexpr size_t kMaxIdlePerOrigin = 64;
-  // Moves the connections of `idle` that have waited longer than max_idle_ to `dropped` (closed
-  // by the caller outside the lock). mu_ held.
+  // Moves the connections of `idle` that have expired to `dropped` (closed by the caller outside
+  // the lock). mu_ held.
   void ExpireLocked(std::vector<Idle>& idle, Clock::time_point now, std::vector<Idle>& dropped);
 
   // The most recently given back connection to `origin`, open or not, or nullptr.

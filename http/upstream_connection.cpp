@@ -78,7 +78,8 @@ int ConnectOne(const addrinfo& ai, std::chrono::seconds timeout) {
     int error = errno;
     if (error == EINTR) {  // the connect goes on: wait for its end
       pollfd p{fd, POLLOUT, 0};
-      const int ready = poll(&p, 1, static_cast<int>(timeout.count() * 1000));
+      const int ready =
+          poll(&p, 1, timeout.count() > 0 ? static_cast<int>(timeout.count() * 1000) : -1);
       socklen_t len = sizeof error;
       error = ready == 0 ? ETIMEDOUT : ready < 0 ? errno : 0;
       if (ready > 0) getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
@@ -127,10 +128,17 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
            std::string(std::strerror(error)) + " (" + where + ")");
     return nullptr;
   }
-  SetTimeout(fd, SO_SNDTIMEO, timeouts.write);
+  if (timeouts.keepalive.count() > 0) {
+    const int one = 1;
+    const int idle = static_cast<int>(timeouts.keepalive.count());
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof idle);
+  }
   SSL* ssl = nullptr;
   if (tls) {
-    SetTimeout(fd, SO_RCVTIMEO, timeouts.connect);
+    SetTimeout(fd, SO_SNDTIMEO, timeouts.tls_handshake);
+    SetTimeout(fd, SO_RCVTIMEO, timeouts.tls_handshake);
     SSL_CTX* ctx = TlsContext();
     ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
     in6_addr ip;
@@ -151,12 +159,17 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
       return nullptr;
     }
   }
-  SetTimeout(fd, SO_RCVTIMEO, std::min(timeouts.read, kClientCheck));
-  return std::unique_ptr<UpstreamConnection>(new UpstreamConnection(fd, ssl, timeouts.read));
+  SetTimeout(fd, SO_SNDTIMEO, timeouts.write);
+  SetTimeout(fd, SO_RCVTIMEO, std::min(timeouts.HeadLimit(), kClientCheck));
+  return std::unique_ptr<UpstreamConnection>(new UpstreamConnection(fd, ssl, timeouts));
 }
 
-UpstreamConnection::UpstreamConnection(int fd, SSL* ssl, std::chrono::seconds read_timeout)
-    : fd_(fd), ssl_(ssl), read_timeout_(read_timeout) {}
+UpstreamConnection::UpstreamConnection(int fd, SSL* ssl, const Timeouts& timeouts)
+    : fd_(fd),
+      ssl_(ssl),
+      read_timeout_(timeouts.read),
+      head_timeout_(timeouts.HeadLimit()),
+      wait_limit_(timeouts.read) {}
 
 UpstreamConnection::~UpstreamConnection() {
   if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: the backend needs none
@@ -241,7 +254,7 @@ long UpstreamConnection::Fill(UpstreamFailure& failure, RequestContext& context,
   if (n < 0 && would_block == nullptr && (errno == EAGAIN || errno == EWOULDBLOCK)) {
     // The socket's timeout is kClientCheck: wait on, as long as the client does, up to the read
     // timeout.
-    const auto deadline = std::chrono::steady_clock::now() + read_timeout_ - kClientCheck;
+    const auto deadline = std::chrono::steady_clock::now() + wait_limit_ - kClientCheck;
     for (;;) {
       if (context.ClientGone()) {
         Failed(failure, Kind::kClientGone, "the client went away");
@@ -276,6 +289,7 @@ long UpstreamConnection::Fill(UpstreamFailure& failure, RequestContext& context,
 
 bool UpstreamConnection::ReadHead(bool head_request, ResponseStart& start, UpstreamFailure& failure,
                                   RequestContext& context, bool* would_block) {
+  wait_limit_ = head_timeout_;
   for (;;) {
     size_t head_end = FindHeadEnd(Buffered());
     if (head_end == std::string_view::npos) {
@@ -309,6 +323,7 @@ bool UpstreamConnection::ReadHead(bool head_request, ResponseStart& start, Upstr
 
 bool UpstreamConnection::ReadBody(std::string_view& piece, bool& done, UpstreamFailure& failure,
                                   RequestContext& context, bool* would_block) {
+  wait_limit_ = read_timeout_;
   for (;;) {
     if (begin_ < end_) {
       std::string_view in = Buffered();

@@ -8,6 +8,7 @@
 // idle connections wait in UpstreamClientPool.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -41,10 +42,21 @@ struct UpstreamFailure {
 
 class UpstreamConnection {
  public:
+  // 0 disables a limit (connect then waits as long as the kernel does).
   struct Timeouts {
     std::chrono::seconds connect{10};
     std::chrono::seconds read{7200};  // the longest silence of the backend
     std::chrono::seconds write{300};
+    // The longest wait for the answer's head, when shorter than `read` (0: `read`).
+    std::chrono::seconds response_header{0};
+    std::chrono::seconds tls_handshake{10};
+    // TCP keep-alive probes after this much idleness, and then at this interval (0: none).
+    std::chrono::seconds keepalive{0};
+
+    // How long ReadHead waits for the head.
+    std::chrono::seconds HeadLimit() const {
+      return response_header.count() > 0 ? std::min(read, response_header) : read;
+    }
   };
 
   // Connects to `url`'s host and port (80 or 443 when it names none); https:// URLs use TLS.
@@ -84,7 +96,7 @@ class UpstreamConnection {
   bool received_any() const { return received_any_; }
 
  private:
-  UpstreamConnection(int fd, SSL* ssl, std::chrono::seconds read_timeout);
+  UpstreamConnection(int fd, SSL* ssl, const Timeouts& timeouts);
   // Reads more bytes into the buffer; 0 on EOF; with `would_block`, kWouldBlock rather than
   // waiting.
   static constexpr long kWouldBlock = -2;
@@ -95,6 +107,8 @@ class UpstreamConnection {
   int fd_;
   SSL* ssl_;  // null for plain TCP
   const std::chrono::seconds read_timeout_;
+  const std::chrono::seconds head_timeout_;
+  std::chrono::seconds wait_limit_;  // of the read under way: head_timeout_ or read_timeout_
   std::string_view Buffered() const { return {buffer_.get() + begin_, end_ - begin_}; }
 
   std::unique_ptr<char[]> buffer_;  // bytes read: [begin_, end_) not yet consumed

@@ -201,24 +201,24 @@ performance:
 models:
   a:
     cmd: srv --port ${PORT}
-    timeouts: {connect: 1}
+    sendLoadingState: true
     filters:
       setParamsByMatch: {}
   b:
     cmd: srv --port ${PORT}
-    timeouts: {connect: 2}
+    sendLoadingState: false
 )",
                  {}, true);
   INFO(r.ErrorText());
   REQUIRE(r.ok());  // never errors, even under --strict
   CHECK(At(FindDiag(r, "logRequests: not supported yet, ignored")) == "2:1");
   CHECK(FindDiag(r, "performance: not supported yet, ignored"));
-  const Diagnostic* timeouts = FindDiag(r, "timeouts: not supported yet");
-  REQUIRE(timeouts);
-  CHECK(timeouts->message ==
-        "model \"a\": timeouts: not supported yet, ignored (and in 1 more place)");
+  const Diagnostic* loading = FindDiag(r, "sendLoadingState: not supported yet");
+  REQUIRE(loading);
+  CHECK(loading->message ==
+        "model \"a\": sendLoadingState: not supported yet, ignored (and in 1 more place)");
   CHECK(FindDiag(r, "model \"a\": filters.setParamsByMatch: not supported yet, ignored"));
-  CHECK(testing::CountSeverity(r, Severity::kWarning) == 6);
+  CHECK(testing::CountSeverity(r, Severity::kWarning) == 5);
 }
 
 TEST_CASE("Booleans follow Go's yaml.v3", "[unit][config]") {

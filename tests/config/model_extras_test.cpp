@@ -123,7 +123,8 @@ profiles:
 )yaml");
   REQUIRE_FALSE(bad.ok());
   CHECK(At(FindDiag(bad, "profiles.old: a list of models is the old form")) == "5:8");
-  CHECK(At(FindDiag(bad, "profiles.p.pins.x: \"ghost\" is not a model, alias or selector")) ==
+  CHECK(At(FindDiag(
+            bad, "profiles.p.pins.x: \"ghost\" is not a model, alias, selector or peer model")) ==
         "7:15");
   CHECK(At(FindDiag(bad, "profiles.p.pins.big: a model id, which always wins")) == "7:22");
   CHECK(At(FindDiag(bad, "profiles.p: pins.y: expected a model id or alias")) == "7:35");
@@ -167,7 +168,8 @@ selectors:
   s4: {strategy: spillover, targets: [a, b]}
 )yaml");
   REQUIRE_FALSE(bad.ok());
-  CHECK(At(FindDiag(bad, "selectors.a: the id is already a model id or alias")) == "6:3");
+  CHECK(At(FindDiag(bad, "selectors.a: the id is already a model id, alias or peer model")) ==
+        "6:3");
   CHECK(At(FindDiag(bad, "selectors.s1.strategy: expected pin, warm or spillover")) == "7:18");
   CHECK(At(FindDiag(bad, "\"s3\" is a selector (selectors cannot be chained)")) == "8:33");
   CHECK(At(FindDiag(bad, "selectors.s2.targets: \"ghost\" is not a model")) == "8:37");

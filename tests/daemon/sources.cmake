@@ -5,7 +5,7 @@ list(APPEND SWAPD_TEST_SOURCES daemon/fake_backend_test.cpp support/child_proces
   support/http_wait.cpp support/fake_backend_process.cpp support/raw_connection.cpp
   support/swapd_process.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/service_notify_test.cpp daemon/sd_notify_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/docker_config_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/docker_config_test.cpp daemon/check_peers_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/reload_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/logs_metrics_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/slot_cache_test.cpp)

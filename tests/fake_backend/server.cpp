@@ -187,6 +187,12 @@ void FakeServer::RegisterRoutes() {
   };
   // 204 with no Content-Type and no body: an answer that a proxy must not dress up.
   AddRoute("GET", "/no-content", R::kPlain, [](const Req&, Res& res) { res.status = 204; });
+  // ?status=N: N with a plain-text body, as a gateway's error page would be.
+  AddRoute("GET", "/fail", R::kPlain, [](const Req& req, Res& res) {
+    const std::string status = req.has_param("status") ? req.get_param_value("status") : "500";
+    res.status = std::atoi(status.c_str());
+    res.set_content("fake: failing on purpose with " + status, "text/plain");
+  });
   AddRoute("GET", "/slow", R::kPlain, slow);
   AddRoute("POST", "/slow", R::kPlain, slow);
   AddRoute("GET", "/last-request", R::kIntrospection, [this](const Req&, Res& res) {

@@ -123,5 +123,29 @@ TEST_CASE("a model's own healthCheckTimeout applies, not the top-level one",
   CHECK(ok.status == 200);
 }
 
+TEST_CASE("a model's timeouts.responseHeader bounds the wait for its answer",
+          "[integration][front][parity]") {
+  int port = FreeLoopbackPort();
+  std::string yaml =
+      "models:\n" +
+      FakeModelYaml("rh-model", port, "", "    timeouts: {responseHeader: 1, idleConn: 0}\n");
+  auto swapd = StartSwapd(yaml);
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  REQUIRE(HttpPost(url, "/v1/completions", R"({"model":"rh-model","prompt":"x"})",
+                   "application/json", 60s)
+              .status == 200);
+  // The backend takes 20 s to answer; the model allows 1 s for the head: a 504 long before.
+  const auto start = std::chrono::steady_clock::now();
+  HttpReply slow = HttpGet(url, "/upstream/rh-model/slow?ms=20000", 30s);
+  CHECK(slow.status == 504);
+  CHECK_THAT(slow.body, Catch::Contains("model \\\"rh-model\\\"") &&
+                            Catch::Contains("nothing for 1 s (timeouts.responseHeader)"));
+  CHECK(std::chrono::steady_clock::now() - start < 15s);
+  // A quick answer still goes through.
+  CHECK(HttpGet(url, "/upstream/rh-model/health").status == 200);
+}
+
 }  // namespace
 }  // namespace swapd::testing

@@ -153,6 +153,41 @@ TEST_CASE("idle connections of every origin expire, not only those of the next r
   CHECK(pool.Take(running.url().origin) != nullptr);
 }
 
+TEST_CASE("a connection given back with its own idle time keeps it", "[unit][proxy]") {
+  const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  ScriptedBackend kept(answer, false);
+  ScriptedBackend dropped(answer, false);
+  UpstreamFailure failure;
+  auto a = Connect(kept, failure);
+  CHECK(Exchange(*a, failure) == "ok");
+  auto b = Connect(dropped, failure);
+  CHECK(Exchange(*b, failure) == "ok");
+  UpstreamClientPool pool(std::chrono::milliseconds(20));
+  const auto given_back = std::chrono::steady_clock::now();
+  pool.GiveBack(kept.url().origin, std::move(a), 0s);  // timeouts.idleConn 0: no limit
+  pool.GiveBack(dropped.url().origin, std::move(b));   // the pool's 20 ms
+  while (std::chrono::steady_clock::now() - given_back <= 40ms) std::this_thread::sleep_for(5ms);
+  CHECK(pool.Take(dropped.url().origin) == nullptr);
+  CHECK(pool.Take(kept.url().origin) != nullptr);
+}
+
+TEST_CASE("timeouts.responseHeader bounds the wait for the head, not for the body",
+          "[unit][proxy]") {
+  ScriptedBackend silent("", false);
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.read = 60s;
+  timeouts.response_header = 1s;
+  CHECK(timeouts.HeadLimit() == 1s);
+  UpstreamFailure failure;
+  auto c = Connect(silent, failure, timeouts);
+  const auto start = std::chrono::steady_clock::now();
+  Exchange(*c, failure);
+  CHECK(failure.kind == UpstreamFailure::Kind::kTimeout);
+  CHECK(std::chrono::steady_clock::now() - start < 30s);  // not the 60 s read timeout
+  timeouts.response_header = 0s;
+  CHECK(timeouts.HeadLimit() == 60s);
+}
+
 TEST_CASE("stray bytes after an answer make its connection unusable", "[unit][proxy]") {
   ScriptedBackend backend("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK", false);
   UpstreamFailure failure;

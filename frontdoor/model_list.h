@@ -1,0 +1,15 @@
+// The shape every /v1/models entry shares (models, aliases, selectors, pins, peers' models), as
+// llama-swap lists them. Pure; thread safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace swapd {
+
+// {id, object: "model", created, owned_by: "llama-swap", status: {value: loaded|unloaded}}.
+// Clients tell llama-swap (and so swapd) from a plain server by owned_by.
+nlohmann::json ModelListEntry(const std::string& id, int64_t created, bool loaded);
+
+}  // namespace swapd
