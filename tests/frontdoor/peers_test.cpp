@@ -5,8 +5,12 @@
 #include <httplib.h>
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/child_process.h"
 #include "tests/support/fake_backend_process.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/swapd_process.h"
@@ -211,6 +215,74 @@ TEST_CASE("a peer that is down, slow, failing or not HTTP gets a clear error in 
   REQUIRE(back.ok());
   REQUIRE(PeerBecomes(url, "far", "up"));
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("big", false)).status == 200);
+}
+
+// `openssl s_server -WWW` serving `dir` (a model list at v1/models) over TLS on `port` with a new
+// self-signed certificate for localhost, written to dir/cert.pem.
+std::unique_ptr<Subprocess> TlsPeer(const std::filesystem::path& dir, int port) {
+  std::filesystem::create_directories(dir / "v1");
+  const std::string make_cert =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+      " -addext subjectAltName=DNS:localhost -keyout " +
+      (dir / "key.pem").string() + " -out " + (dir / "cert.pem").string() + " >/dev/null 2>&1";
+  if (std::system(make_cert.c_str()) != 0) return nullptr;
+  std::ofstream(dir / "v1" / "models") << R"({"object":"list","data":[{"id":"tls-m"}]})";
+  std::ofstream(dir / "hello.txt") << "hello over TLS\n";
+  SubprocessSpec spec;
+  spec.argv = {
+      "openssl", "s_server", "-quiet", "-WWW",   "-accept", "127.0.0.1:" + std::to_string(port),
+      "-cert",   "cert.pem", "-key",   "key.pem"};
+  spec.working_dir = dir.string();
+  auto started = Subprocess::Start(std::move(spec));
+  return started.ok() ? std::move(started).value() : nullptr;
+}
+
+TEST_CASE("an https peer is reached with its certificate verified", "[integration][front][peers]") {
+  char dir_template[] = "/tmp/swapd-tls-peer-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::filesystem::path dir = dir_template;
+  const int trusted_port = FreeLoopbackPort(), untrusted_port = FreeLoopbackPort();
+  auto trusted = TlsPeer(dir / "trusted", trusted_port);
+  auto untrusted = TlsPeer(dir / "untrusted", untrusted_port);
+  REQUIRE(trusted);
+  REQUIRE(untrusted);
+  const std::string yaml =
+      "models: {}\n"
+      "peers:\n"
+      "  safe:\n"
+      "    proxy: https://localhost:" +
+      std::to_string(trusted_port) +
+      "\n"
+      "    models: [tls-m]\n"
+      "  forged:\n"
+      "    proxy: https://localhost:" +
+      std::to_string(untrusted_port) +
+      "\n"
+      "    models: [other-m]\n";
+  // Only the first peer's certificate is trusted.
+  auto swapd = StartSwapd(yaml, {"--peer-check-interval", "1"},
+                          {"SSL_CERT_FILE=" + (dir / "trusted" / "cert.pem").string()});
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  REQUIRE(PeerBecomes(url, "safe", "up"));
+  HttpReply r = HttpGet(url, "/upstream/safe/tls-m/hello.txt", 30s);
+  CHECK(r.status == 200);
+  CHECK(r.body == "hello over TLS\n");
+
+  // Down (refused) until s_server listens, then down because its certificate is not trusted.
+  auto detail = [&] {
+    json peers = json::parse(HttpGet(url, "/api/peers").body, nullptr, false);
+    return peers.is_object() ? peers["peers"][0].value("detail", "") : "";
+  };
+  REQUIRE(WaitFor([&] { return detail().find("certificate verify failed") != std::string::npos; },
+                  30s));
+  CHECK(PeerState(url, "forged") == "down");
+  r = HttpPost(url, "/v1/chat/completions", ChatBody("other-m", false));
+  CHECK(r.status == 503);
+  CHECK_THAT(ErrorMessage(r.body),
+             Catch::Contains("peer \"forged\"") && Catch::Contains("certificate verify failed"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
