@@ -175,6 +175,8 @@ struct Config {
   std::vector<std::string> preload;  // model ids (aliases already resolved)
   bool send_loading_state = false;
   bool include_aliases_in_list = false;
+  // /v1/models owned_by of every entry: clients detect llama-swap (and so swapd) by "llama-swap".
+  std::string owned_by = "llama-swap";
   // The slot cache: where each model's ${SLOT_DIR} lives (absolute; resolved against the config
   // file's directory, defaulted from the environment), the bound on all saved files together, and
   // the time a save (or a restore) may take before the stop (or the start) goes on without it.

@@ -148,6 +148,14 @@ class ConfigReader {
       }
     } else if (key == "sendLoadingState") {
       if (auto v = fields_.Bool(e, "")) c.send_loading_state = *v;
+    } else if (key == "ownedBy") {
+      if (auto v = fields_.Text(e, "")) {
+        if (v->text.empty()) {
+          sink_.Error(e.value->pos, "ownedBy: expected a non-empty string");
+        } else {
+          c.owned_by = v->text;
+        }
+      }
     } else if (key == "includeAliasesInList") {
       if (auto v = fields_.Bool(e, "")) c.include_aliases_in_list = *v;
     }

@@ -10,7 +10,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 21> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 22> kTopSupported = {"healthCheckTimeout",
+                                             "ownedBy",
                                              "peers",
                                              "selectors",
                                              "profiles",

@@ -335,6 +335,7 @@ json ConfigJson(const Config& c) {
       {"preload", c.preload},
       {"sendLoadingState", c.send_loading_state},
       {"includeAliasesInList", c.include_aliases_in_list},
+      {"ownedBy", c.owned_by},
       {"slotCacheDir", c.slot_cache_dir},
       {"slotCacheMaxBytes", c.slot_cache_max_bytes},
       {"slotCacheTimeout", c.slot_cache_timeout.count()},

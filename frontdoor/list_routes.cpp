@@ -54,11 +54,12 @@ void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
 
 }  // namespace
 
-nlohmann::json ModelListEntry(const std::string& id, int64_t created, bool loaded) {
+nlohmann::json ModelListEntry(const Config& config, const std::string& id, int64_t created,
+                              bool loaded) {
   return {{"id", id},
           {"object", "model"},
           {"created", created},
-          {"owned_by", "llama-swap"},
+          {"owned_by", config.owned_by},
           {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
 }
 
@@ -72,7 +73,7 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
     BackendState state = states.count(model.id) ? states[model.id] : BackendState::kStopped;
     const bool loaded = state != BackendState::kStopped && state != BackendState::kFailed;
     // As llama-swap: "loaded" while a process exists (starting, ready or stopping).
-    nlohmann::json item = ModelListEntry(id, created, loaded);
+    nlohmann::json item = ModelListEntry(*cfg, id, created, loaded);
     if (!model.name.empty()) item["name"] = model.name;
     if (!model.description.empty()) item["description"] = model.description;
     if (!model.metadata.empty()) item["meta"]["llamaswap"] = model.metadata;
@@ -97,7 +98,7 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
       const BackendState state = states[model->id];
       loaded |= state == BackendState::kReady || state == BackendState::kStarting;
     }
-    nlohmann::json item = ModelListEntry(id, created, loaded);
+    nlohmann::json item = ModelListEntry(*cfg, id, created, loaded);
     if (!sel.name.empty()) item["name"] = sel.name;
     if (!sel.description.empty()) item["description"] = sel.description;
     nlohmann::json meta = sel.metadata;

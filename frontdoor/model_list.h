@@ -6,10 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "config/config.h"
+
 namespace swapd {
 
-// {id, object: "model", created, owned_by: "llama-swap", status: {value: loaded|unloaded}}.
-// Clients tell llama-swap (and so swapd) from a plain server by owned_by.
-nlohmann::json ModelListEntry(const std::string& id, int64_t created, bool loaded);
+// {id, object: "model", created, owned_by, status: {value: loaded|unloaded}}. Clients tell
+// llama-swap (and so swapd) from a plain server by owned_by "llama-swap" (ownedBy's default).
+nlohmann::json ModelListEntry(const Config& config, const std::string& id, int64_t created,
+                              bool loaded);
 
 }  // namespace swapd

@@ -76,7 +76,7 @@ void FrontDoor::AddPeerModels(const Config& config, int64_t created,
   for (const auto& [id, peer] : config.peers) {
     for (const std::string& model : peer.models) {
       const std::string fqn = id + "/" + model;
-      nlohmann::json item = ModelListEntry(fqn, created, false);
+      nlohmann::json item = ModelListEntry(config, fqn, created, false);
       item["name"] = id + ": " + model;
       item["meta"]["llamaswap"] = {{"type", "peer"}, {"peerID", id}};
       sorted[fqn] = std::move(item);

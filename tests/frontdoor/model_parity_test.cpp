@@ -123,6 +123,15 @@ TEST_CASE("a model's own healthCheckTimeout applies, not the top-level one",
   CHECK(ok.status == 200);
 }
 
+TEST_CASE("/v1/models: ownedBy replaces owned_by", "[integration][front][parity]") {
+  auto swapd =
+      StartSwapd("ownedBy: homelab\nmodels:\n" + FakeModelYaml("ob-m", FreeLoopbackPort()));
+  REQUIRE(swapd.ok());
+  json data = json::parse(HttpGet(swapd.value().base_url, "/v1/models").body)["data"];
+  REQUIRE(data.size() == 1);
+  CHECK(data[0]["owned_by"] == "homelab");
+}
+
 TEST_CASE("a model's timeouts.responseHeader bounds the wait for its answer",
           "[integration][front][parity]") {
   int port = FreeLoopbackPort();
