@@ -1,11 +1,20 @@
-// Reads process figures from /proc for the metrics: the resident memory of a whole process group
-// (a backend and any children it spawned), and swapd's own resident memory and open descriptors.
+// Reads process figures from /proc for the metrics: the members of a process group (a backend and
+// any children it spawned) and their resident memory, and swapd's own resident memory and open
+// descriptors.
 // Thread safe (each call reads /proc afresh; no state).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace swapd {
+
+// The pids of every process whose process group is `pgid`, ascending. Empty when there is none.
+std::vector<int> ProcessGroupPids(int pgid);
+// The same for several groups in one walk of /proc: group -> its pids (empty when none).
+std::map<int, std::vector<int>> ProcessGroupsPids(const std::vector<int>& pgids);
 
 // Sum of the resident set sizes (VmRSS) of every process whose process group is `pgid`, in bytes.
 // 0 when there is none.
@@ -13,5 +22,9 @@ int64_t ProcessGroupResidentBytes(int pgid);
 
 int64_t SelfResidentBytes();
 int SelfOpenDescriptors();
+
+// The text of a /proc file; empty when it cannot be read, e.g. because the process is gone.
+// read(2), not std::ifstream: a read failing with ESRCH midway simply ends the text.
+std::string ReadProcText(const std::string& path);
 
 }  // namespace swapd

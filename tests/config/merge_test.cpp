@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "tests/config/config_test_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace swapd {
 namespace {
@@ -13,31 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::FindDiag;
 using testing::OptionsWithEnv;
+using testing::TempDir;
 using Words = std::vector<std::string>;
-
-// A fresh directory under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "swapd-config-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string Write(const std::string& name, const std::string& text) const {
-    fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string Path(const std::string& name = "") const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 LoadResult Load(const std::string& config, const std::string& dir, bool strict = false) {
   LoadOptions o = OptionsWithEnv({}, strict);

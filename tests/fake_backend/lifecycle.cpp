@@ -1,6 +1,7 @@
 #include "tests/fake_backend/lifecycle.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -59,6 +60,22 @@ int SpawnGrandchild(const Options& options) {
   // inherits SIG_IGN and only SIGKILL ends it, like a stubborn helper process would.
   for (int minute = 0; minute < 10; ++minute) ::sleep(60);
   ::_exit(0);
+}
+
+void AllocateMemory(const Options& options) {
+  if (options.alloc_mb <= 0) return;
+  const size_t bytes = static_cast<size_t>(options.alloc_mb) << 20;
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    LogLine("fake: --alloc-mb: mmap of " + std::to_string(options.alloc_mb) + " MiB failed");
+    return;
+  }
+  // A write, not a read: a read of an untouched page maps the shared zero page. Never unmapped, so
+  // the memory stays resident until exit.
+  auto* bytes_ptr = static_cast<volatile unsigned char*>(memory);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (size_t offset = 0; offset < bytes; offset += page) bytes_ptr[offset] = 1;
+  LogLine("fake: allocated " + std::to_string(options.alloc_mb) + " MiB");
 }
 
 void LoadModel(const Options& options, const std::function<void()>& on_ready) {

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   if (int pid = SpawnGrandchild(options); pid > 0) {
     LogLine("fake: spawned grandchild pid " + std::to_string(pid));
   }
+  AllocateMemory(options);
 
   FakeServer server(options);
   const int port = server.Bind();

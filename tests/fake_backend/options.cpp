@@ -66,6 +66,8 @@ std::vector<Flag> KnownFlags() {
       {{"--hang-mid-stream"}, int_flag(&Options::hang_mid_stream), nullptr},
       {{"--garbage-response"}, nullptr, [](Options& o) { o.garbage_response = true; }},
       {{"--close-without-response"}, nullptr, [](Options& o) { o.close_without_response = true; }},
+      {{"--alloc-mb"}, int_flag(&Options::alloc_mb), nullptr},
+      {{"--vram-mb"}, int_flag(&Options::vram_mb), nullptr},
   };
 }
 
@@ -96,6 +98,8 @@ std::string CheckRanges(const Options& o) {
   if (o.slot_bytes_per_token < 0 || o.slot_bytes_per_token > (1 << 20)) {
     return "--slot-bytes-per-token must be in 0..1048576";
   }
+  if (o.alloc_mb < 0 || o.alloc_mb > 65536) return "--alloc-mb must be in 0..65536";
+  if (o.vram_mb < 0) return "--vram-mb must be >= 0";
   return "";
 }
 
@@ -178,6 +182,9 @@ std::string Usage() {
   --hang-mid-stream N     a stream sends N events, then nothing more, its connection kept open
   --garbage-response      model routes write non-HTTP bytes on the socket and close it
   --close-without-response  model routes close the connection without sending a byte
+  --alloc-mb N            allocate N MiB at start-up and touch every page (RSS grows by N MiB)
+  --vram-mb N             no effect; tests/support/fake-nvidia-smi reports N MiB of GPU memory
+                          for a process with this in its command line
 Any other flag is ignored, with its value if the next token does not start with '-'.
 )";
 }

@@ -35,6 +35,8 @@ struct Options {
   int hang_mid_stream = 0;        // > 0: a stream sends this many events, then nothing (kept open)
   bool garbage_response = false;  // model routes: non-HTTP bytes on the socket, then close
   bool close_without_response = false;  // model routes: close the connection, no bytes
+  int alloc_mb = 0;  // MiB allocated and touched at start-up, held for the process lifetime
+  int vram_mb = 0;   // only shown in argv, where tests/support/fake-nvidia-smi reads it
 
   // The id that /v1/models lists and responses fall back to: the alias if set, else the model.
   const std::string& ModelId() const { return alias.empty() ? model : alias; }
