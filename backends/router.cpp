@@ -132,6 +132,7 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
       s.id = id;
       s.in_flight = scheduler_.InFlight(id);
       s.queued = scheduler_.Queued(id);
+      s.cost = scheduler_.Cost(id);
       out.push_back(std::move(s));
       auto it = backends_.find(id);
       backends.push_back(it == backends_.end() ? nullptr : it->second);
@@ -219,6 +220,10 @@ bool Router::AwaitNotReady(const std::string& model_id,
                            std::chrono::steady_clock::time_point deadline) {
   return impl_->AwaitNotReady(model_id, deadline);
 }
+void Router::SetFootprint(const std::string& model_id, const Footprint& learned) {
+  impl_->SetFootprint(model_id, learned);
+}
+MemoryAmount Router::Budget() const { return impl_->Budget(); }
 void Router::SetEvents(RouterEvents events) { impl_->SetEvents(std::move(events)); }
 void Router::Shutdown() { impl_->Shutdown(); }
 std::string Router::AwaitFailure(const std::string& model_id,

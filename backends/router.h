@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/residency_policy.h"
 #include "base/proxy_url.h"
 #include "base/status.h"
 #include "config/config.h"
@@ -50,6 +51,7 @@ struct ModelSnapshot {
   BackendInfo backend;
   int in_flight = 0;
   int queued = 0;
+  Footprint cost;  // what the memory budget counts for it (declared or learned, the larger)
 };
 
 // What the Router tells an observer (metrics) about models' lives. Every callback may be empty.
@@ -61,7 +63,8 @@ struct RouterEvents {
   std::function<void(const std::string& model, bool ok, std::chrono::steady_clock::duration took)>
       on_start_finished;
   std::function<void(const std::string& model)> on_crash;  // the backend exited while ready
-  // A stop begins. `reason`: "swap" (to make room for another model), "ttl", "unload", "reload"
+  // A stop begins. `reason`: "swap" (to make room for another model by the group or matrix
+  // rules), "budget" (to make room within the memory budgets), "ttl", "unload", "reload"
   // (its definition changed or it was removed) or "shutdown".
   std::function<void(const std::string& model, const char* reason)> on_stop;
 };
@@ -98,6 +101,12 @@ class Router {
   // "backend stopping (unload)". Empty when the model is still ready at the deadline.
   std::string AwaitFailure(const std::string& model_id,
                            std::chrono::steady_clock::time_point deadline);
+
+  // What a model was measured to need (Scheduler::SetFootprint): the memory budget counts the
+  // larger of this and its declaration, and evicts others when the running models exceed it.
+  void SetFootprint(const std::string& model_id, const Footprint& learned);
+  // The memory budgets in force; empty when the config sets none.
+  MemoryAmount Budget() const;
 
   // Sets the observer of starts, stops and crashes (replaces the previous one). Thread safe;
   // events already under way may still go to the previous observer.

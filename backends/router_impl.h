@@ -70,6 +70,15 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     return backend == nullptr ? std::string() : backend->LogTail(lines);
   }
   ConfigDiff Reconfigure(std::shared_ptr<const Config> config);
+  void SetFootprint(const std::string& model, const Footprint& learned) {
+    std::lock_guard lock(mu_);
+    scheduler_.SetFootprint(model, learned);
+    Changed();
+  }
+  MemoryAmount Budget() const {
+    std::lock_guard lock(mu_);
+    return scheduler_.budget();
+  }
   void SetEvents(RouterEvents events) {
     std::lock_guard lock(mu_);
     events_ = std::make_shared<const RouterEvents>(std::move(events));

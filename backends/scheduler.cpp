@@ -29,6 +29,8 @@ const char* ToString(StopReason reason) {
   switch (reason) {
     case StopReason::kSwap:
       return "swap";
+    case StopReason::kBudget:
+      return "budget";
     case StopReason::kTtl:
       return "ttl";
     case StopReason::kUnload:
@@ -52,6 +54,8 @@ void Scheduler::Configure(const Config& config) {
   } else {
     matrix_.reset();
   }
+  budget_ = config.memory.budget;
+  wait_for_protected_ = config.memory.wait_for_protected;
   for (auto& [id, m] : models_) {
     if (config.models.count(id) == 0) {
       m.retired = true;
@@ -65,6 +69,8 @@ void Scheduler::Configure(const Config& config) {
     m.ttl = model.ttl;
     m.priority = model.priority;
     m.conflicts = std::move(conflicts[id]);
+    m.declared = FootprintOf(model.memory);
+    m.swappable = model.swappable;
   }
 }
 
@@ -88,7 +94,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
   }
   auto batch = FindBatch(model);
   if (batch == queue_.end() && m->phase == ModelPhase::kReady && !m->stale &&
-      Evictions(model).empty()) {
+      PlanFor(model).evict.empty()) {
     // The fast path: the model serves now unless a queued swap waits for it to stop, in which
     // case it may still skip the queue a bounded number of times.
     const bool blocked = BlockedByQueue(model, queue_.end());
@@ -221,6 +227,7 @@ void Scheduler::Reconfigure(const Config& config, const std::set<std::string>& r
   }
   for (const std::string& id : restart) {
     ModelState* m = Find(id);
+    if (m != nullptr) m->learned.reset();  // a new definition: what was measured no longer holds
     if (m == nullptr || m->retired || m->phase == ModelPhase::kStopped) continue;
     m->stale = true;
     // A start of the old definition has no request in flight yet: cancel it now.

@@ -31,6 +31,16 @@
 //   after the other, so the later one wins (as llama-swap's sequential preload does).
 // - TTL: a ready model with no request in flight and none queued is stopped ttl after it became
 //   ready or after its last request finished.
+// - Memory budgets (config `memory:`, backends/residency_policy.h): a model that is about to start
+//   must fit in the budgets beside the models that keep running after the group or matrix rules
+//   have chosen their evictions; if not, more idle models are evicted (StopReason::kBudget), in
+//   parallel. A model's cost is the larger of its declaration and its learned footprint
+//   (SetFootprint). A learned footprint that pushes the running models over a budget evicts the
+//   least recently used others (kBudget) at once. A model that alone exceeds a budget is refused.
+// - Protection: a `swappable: false` model is never stopped to make room (groups, matrix or
+//   budget). A batch that needs it gone waits (memory.onProtected: wait) until it stops on its own
+//   (ttl, unload) or its requests give up, or is refused at once with kUnavailable and a
+//   Retry-After (reject, the default). TTL, unload, reload and shutdown still stop it.
 // - Reconfigure (a reload) keeps every model whose definition did not change running. A changed
 //   model is stale: it admits nothing new, stops once its in-flight requests finish (at once when
 //   it is only starting), and its queued requests then start the new definition. A removed model
@@ -48,6 +58,7 @@
 #include <vector>
 
 #include "backends/matrix_solver.h"
+#include "backends/residency_policy.h"
 #include "base/status.h"
 #include "config/config.h"
 
@@ -58,13 +69,14 @@ using SchedulerTime = std::chrono::steady_clock::time_point;
 
 // Why the Scheduler stops a model.
 enum class StopReason {
-  kSwap,      // to make room for another model
+  kSwap,      // to make room for another model (group or matrix rules)
+  kBudget,    // to make room for another model within the memory budgets
   kTtl,       // idle for its ttl
   kUnload,    // asked for (an unload route)
   kReload,    // its definition changed or it was removed
   kShutdown,  // swapd is stopping
 };
-// "swap", "ttl", "unload", "reload", "shutdown".
+// "swap", "budget", "ttl", "unload", "reload", "shutdown".
 const char* ToString(StopReason reason);
 
 // Where the Scheduler's decisions go. Called synchronously from inside a Scheduler event; an
@@ -115,6 +127,11 @@ class Scheduler {
   void Unload(const std::string& model);
   // Starts `models` in order, honouring groups. Unknown ids are ignored.
   void Preload(const std::vector<std::string>& models);
+  // What a model was measured to need (while it runs, or from the history of its definition).
+  // Its cost is the larger of this and its declaration; a cost that pushes the running models
+  // over a budget evicts others. Unknown models are ignored; a reload that changes a model's
+  // definition forgets it.
+  void SetFootprint(const std::string& model, const Footprint& learned);
   // Time passed: applies TTLs due at `now`.
   void Tick(SchedulerTime now);
   // A reload: `config` replaces the configuration; `restart` names the models whose definition
@@ -130,6 +147,10 @@ class Scheduler {
   int Queued(const std::string& model) const;
   // How many times the model reached kStopped from kStopping (Unload waits for this to move).
   uint64_t StopsCompleted(const std::string& model) const;
+  // The larger of the model's declared and learned footprint.
+  Footprint Cost(const std::string& model) const;
+  // The budgets in force (empty: none).
+  const MemoryAmount& budget() const { return budget_; }
   // Every model stopped, no start or stop outstanding.
   bool AllStopped() const;
   bool shutting_down() const { return shutting_down_; }
@@ -154,12 +175,26 @@ class Scheduler {
     uint64_t stops_completed = 0;
     bool stale = false;    // changed by a reload: must stop before it serves again
     bool retired = false;  // removed by a reload: serves nothing, stops once idle
+    Footprint declared;    // `memory:` of the model
+    std::optional<Footprint> learned;
+    bool swappable = true;
+    bool over_budget_told = false;  // a rebalance that could not help was explained once
   };
   struct Batch {
     std::string model;
     std::list<RequestId> requests;  // FIFO
     bool preload = false;           // kept until the model runs, even without requests
-    bool explained = false;         // the matrix choice for this load was logged
+    bool explained = false;         // the matrix or budget choice for this load was logged
+  };
+  // What running a model needs first.
+  struct Plan {
+    std::vector<std::string> evict;   // not stopped yet: stop these first
+    std::set<std::string> by_budget;  // those of `evict` the budget chose
+    std::string budget_why;           // the budget's choice, when it chose any
+    // Refused: the model alone exceeds a budget, or (protected non-empty) only stopping protected
+    // models would let it run.
+    Status refusal;
+    std::vector<std::string> protected_models;
   };
 
   // Walks the queue once, in order, letting every batch that is not blocked make progress.
@@ -175,6 +210,13 @@ class Scheduler {
   // The models that must stop before `model` may run, among those not stopped yet.
   std::vector<std::string> Evictions(const std::string& model,
                                      MatrixDecision* decision = nullptr) const;
+  // Evictions, then the memory budget (for a model not running yet) and protection.
+  Plan PlanFor(const std::string& model, MatrixDecision* decision = nullptr) const;
+  // The models not stopped, except `model` and `skip`, as the budget weighs them.
+  std::vector<ResidentModel> Residents(const std::string& model,
+                                       const std::vector<std::string>& skip) const;
+  // A learned footprint pushed the running models over a budget: evict idle ones.
+  void Rebalance();
   // Queues a new batch behind every batch of the same or a higher priority.
   std::list<Batch>::iterator Enqueue(Batch batch);
   void IssueStart(const std::string& model);
@@ -197,6 +239,8 @@ class Scheduler {
     uint64_t epoch = 0;  // the model's when admitted
   };
   std::map<RequestId, Admission> admitted_;  // in-flight request -> its model
+  MemoryAmount budget_;                      // config.memory.budget (auto already resolved)
+  bool wait_for_protected_ = false;
   bool shutting_down_ = false;
 };
 

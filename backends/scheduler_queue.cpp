@@ -30,18 +30,32 @@ void Scheduler::StopDrained() {
 bool Scheduler::Advance(Batch& b) {
   ModelState& target = models_.at(b.model);
   MatrixDecision decision;
-  const std::vector<std::string> evict = Evictions(b.model, &decision);
-  if (matrix_ && !b.explained && target.phase == ModelPhase::kStopped && !target.stale) {
-    b.explained = true;
-    effects_->Explain(b.model, decision.Describe(b.model));
+  const Plan plan = PlanFor(b.model, &decision);
+  const bool loading = target.phase == ModelPhase::kStopped && !target.stale;
+  if (matrix_ && !b.explained && loading) effects_->Explain(b.model, decision.Describe(b.model));
+  if (!plan.refusal.ok()) {
+    if (!plan.protected_models.empty() && wait_for_protected_) {
+      if (!b.explained) effects_->Explain(b.model, plan.refusal.message() + " (waiting)");
+      b.explained = true;
+      return false;  // waits for the protected model to stop on its own, or for its deadline
+    }
+    effects_->Explain(b.model, plan.refusal.message());
+    RejectBatch(b, plan.refusal);
+    b.preload = false;
+    return true;  // served: with no request left, the batch is dropped
   }
-  const bool clear = evict.empty();
+  if (!plan.by_budget.empty() && !b.explained && loading) {
+    effects_->Explain(b.model, plan.budget_why);
+  }
+  if (loading) b.explained = true;
+  const bool clear = plan.evict.empty();
   // Every eviction is issued at once: the stops run in parallel.
-  for (const std::string& other_id : evict) {
+  for (const std::string& other_id : plan.evict) {
     ModelState& other = models_.at(other_id);
     // Never stop a model with requests in flight: its last RequestFinished pumps again.
     if (other.phase == ModelPhase::kReady && other.in_flight == 0) {
-      IssueStop(other_id, StopReason::kSwap);
+      IssueStop(other_id,
+                plan.by_budget.count(other_id) != 0 ? StopReason::kBudget : StopReason::kSwap);
     }
   }
   if (!clear || target.stale) return false;  // a stale model restarts once it has stopped

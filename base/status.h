@@ -35,12 +35,19 @@ class Status {
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
   std::string ToString() const { return ok() ? "OK" : message_; }
+  // When retrying may succeed (HTTP Retry-After), in seconds; 0 = not said.
+  int retry_after_seconds() const { return retry_after_seconds_; }
+  Status WithRetryAfter(int seconds) && {
+    retry_after_seconds_ = seconds;
+    return std::move(*this);
+  }
 
  private:
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   ErrorCode code_ = ErrorCode::kOk;
   std::string message_;
+  int retry_after_seconds_ = 0;
 };
 
 template <typename T>

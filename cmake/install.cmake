@@ -2,14 +2,16 @@
 #   bin/swapd                              the daemon
 #   lib/systemd/system/swapd.service       the unit (found by systemd under /usr and /usr/local),
 #                                          its paths rewritten for the install prefix
-#   share/swapd/examples/*.yaml            duo.yaml (copy it to /etc/swapd/config.yaml), demo.yaml, matrix.yaml
+#   share/swapd/examples/*.yaml            duo.yaml (copy it to /etc/swapd/config.yaml),
+#                                          duo-budget.yaml, demo.yaml, matrix.yaml
 #   share/doc/swapd/README.md
 #   libexec/swapd/fake-llama-server        the demo backend (only with SWAPD_BUILD_TESTS): kept off
 #                                          PATH because it is not a real llama-server
 include(GNUInstallDirs)
 
 install(TARGETS swapd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES examples/duo.yaml examples/demo.yaml examples/matrix.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/swapd/examples)
+install(FILES examples/duo.yaml examples/duo-budget.yaml examples/demo.yaml examples/matrix.yaml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/swapd/examples)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 if(SWAPD_BUILD_TESTS)
   install(TARGETS fake-llama-server RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/swapd)

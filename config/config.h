@@ -63,6 +63,41 @@ struct TimeoutsConfig {
   bool operator==(const TimeoutsConfig&) const = default;
 };
 
+// Memory in bytes: RAM, and VRAM per GPU index (as nvidia-smi numbers the devices).
+struct MemoryAmount {
+  std::optional<uint64_t> ram;
+  std::map<int, uint64_t> vram;
+
+  bool empty() const { return !ram && vram.empty(); }
+  bool operator==(const MemoryAmount&) const = default;
+};
+
+// What the machine has, for `auto` budgets: read by the daemon and handed to the loader (config/
+// reads nothing itself).
+struct MachineMemory {
+  uint64_t ram = 0;              // MemTotal; 0 = unknown
+  std::map<int, uint64_t> gpus;  // GPU index -> total VRAM; empty when no tool reports one
+  std::string gpu_note;          // why no GPU is known ("nvidia-smi not found"), for messages
+};
+
+// The top-level `memory:` of swapd (no llama-swap key): budgets that the resident models must fit
+// in, and how footprints are measured. `auto` budgets are resolved at load from what the machine
+// has (LoadOptions::machine, minus `margin`); a Scheduler sees numbers only.
+struct MemoryConfig {
+  MemoryAmount budget;  // `ram` and `gpus`; empty: no budget (groups or matrix alone decide)
+  bool ram_auto = false;
+  bool gpus_auto = false;
+  std::optional<uint64_t> margin;  // kept free by an `auto` budget; unset: 10% (at least 512 MiB)
+  // A load that would evict a `swappable: false` model waits for it to go (its ttl, an unload)
+  // up to the request's deadline (true), or is refused at once with 503 + Retry-After (false).
+  bool wait_for_protected = false;
+  // How often running models are measured (RSS, VRAM, page cache); 0 disables measuring.
+  std::chrono::milliseconds sample_interval{2000};
+  Position pos;
+
+  bool HasBudget() const { return !budget.empty() || ram_auto || gpus_auto; }
+};
+
 struct ModelConfig {
   std::string id;    // the key under `models:`
   std::string name;  // display name (`name`), may be empty
@@ -101,6 +136,11 @@ struct ModelConfig {
   // The model's own healthCheckTimeout; unset: the top-level one.
   std::optional<std::chrono::seconds> health_check_timeout;
   TimeoutsConfig timeouts;
+  // What the model declares it needs (`memory: {ram, vram}`); a budget counts the larger of this
+  // and what was last measured.
+  MemoryAmount memory;
+  bool keep_page_cache = false;  // `pageCache: keep`: its model files count against the RAM budget
+  bool swappable = true;         // `swappable: false`: never stopped to make room for another
   nlohmann::json metadata = nlohmann::json::object();
   std::string group;     // name of its group; kDefaultGroup when ungrouped
   int64_t priority = 0;  // routing.scheduler fifo priority: a higher one is served first
@@ -183,6 +223,10 @@ struct Config {
   std::string slot_cache_dir;
   uint64_t slot_cache_max_bytes = uint64_t{16} << 30;
   std::chrono::seconds slot_cache_timeout{30};
+  MemoryConfig memory;
+  // `store.path`: the SQLite database of swapd's history (measured footprints). Absolute, defaulted
+  // from the environment (see config/store_settings.h); empty with `path: none` (no history).
+  std::string store_path;
 
   std::map<std::string, ModelConfig> models;  // by id, sorted
   std::map<std::string, GroupConfig> groups;  // by name; has kDefaultGroup iff a model is ungrouped

@@ -4,9 +4,11 @@
 #include <array>
 
 #include "config/field_reader.h"
+#include "config/memory.h"
 #include "config/model_reader.h"
 #include "config/schema_keys.h"
 #include "config/slot_cache_settings.h"
+#include "config/store_settings.h"
 
 namespace swapd {
 namespace {
@@ -59,6 +61,10 @@ class ConfigReader {
         }
       } else if (key == "peers") {
         ReadPeers(e, raw);
+      } else if (key == "store") {
+        ReadStoreSection(e, fields_, raw.globals, raw.store_set);
+      } else if (key == "memory") {
+        ReadMemorySection(e, fields_, raw.globals.memory);
       } else if (key == "apiKeys") {
         raw.api_keys = fields_.TextList(e, "");
       } else {

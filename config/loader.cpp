@@ -11,9 +11,11 @@
 #include "config/config_reader.h"
 #include "config/diagnostics.h"
 #include "config/env_macros.h"
+#include "config/memory.h"
 #include "config/merge.h"
 #include "config/model_builder.h"
 #include "config/slot_cache_settings.h"
+#include "config/store_settings.h"
 #include "config/validate.h"
 #include "config/yaml_document.h"
 
@@ -61,6 +63,7 @@ LoadResult Build(const std::vector<SourceFile>& files, const LoadOptions& option
     raw.globals.slot_cache_dir = DefaultSlotCacheDir(options.getenv);
   }
 
+  if (!raw.store_set) raw.globals.store_path = DefaultStorePath(options.getenv);
   Config config = raw.globals;
   std::map<std::string, const RawModel*> sorted;  // ${PORT} goes in sorted id order
   for (const auto& m : raw.models) sorted.emplace(m.id, &m);
@@ -68,6 +71,7 @@ LoadResult Build(const std::vector<SourceFile>& files, const LoadOptions& option
   for (const auto& [id, m] : sorted) {
     config.models.emplace(id, BuildModel(*m, raw, next_port, sink));
   }
+  ResolveAutoBudgets(config.memory, options.machine, sink);
   LinkAndValidate(raw, config, complete, sink);
   if (config.models.empty() && !sink.has_errors()) {
     Position pos = merged->pos;

@@ -19,6 +19,9 @@ struct LoadOptions {
   bool strict = false;      // unknown keys are errors instead of warnings
   // Reads an environment variable for ${env.NAME}; nullopt = unset. Defaults to getenv.
   std::function<std::optional<std::string>(const std::string&)> getenv;
+  // What the machine has, for `memory: {ram: auto, gpus: auto}`; unset: `auto` sets no budget
+  // (with a warning).
+  std::optional<MachineMemory> machine;
 };
 
 struct LoadResult {

@@ -132,6 +132,9 @@ class ModelBuilder {
       m.capabilities = ReadCapabilities(capabilities, *raw_.capabilities, ctx_, sink_);
     }
     if (raw_.timeouts) m.timeouts = ReadTimeouts(*raw_.timeouts, ctx_, sink_);
+    m.memory = raw_.memory;
+    m.keep_page_cache = raw_.keep_page_cache;
+    m.swappable = raw_.swappable;
     if (raw_.health_check_timeout > 0) {
       m.health_check_timeout = std::chrono::seconds(raw_.health_check_timeout);
     }

@@ -1,6 +1,7 @@
 #include "config/model_reader.h"
 
 #include "config/macros.h"
+#include "config/memory.h"
 #include "config/schema_keys.h"
 
 namespace swapd {
@@ -103,6 +104,22 @@ class ModelReader {
           fields_.CheckKeys(*e.value, TimeoutsKeys(), ctx, "models.*.timeouts.");
           model.timeouts = e.value;
         }
+      } else if (key == "memory") {
+        if (e.value->is_map()) {
+          fields_.CheckKeys(*e.value, ModelMemoryKeys(), ctx, "models.*.memory.");
+        }
+        model.memory = ReadModelMemory(e, ctx, sink_);
+      } else if (key == "pageCache") {
+        if (auto v = fields_.Text(e, ctx)) {
+          if (v->text == "keep" || v->text == "auto") {
+            model.keep_page_cache = v->text == "keep";
+          } else {
+            sink_.Error(e.value->pos,
+                        ctx + "pageCache: must be keep or auto, got \"" + v->text + "\"");
+          }
+        }
+      } else if (key == "swappable") {
+        if (auto v = fields_.Bool(e, ctx)) model.swappable = *v;
       } else if (key == "metadata") {
         if (fields_.IsMapOrError(e, ctx)) model.metadata = e.value;
       } else if (key == "filters") {

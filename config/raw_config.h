@@ -42,6 +42,9 @@ struct RawModel {
   YamlNodePtr capabilities;      // a map, or null
   YamlNodePtr timeouts;          // a map, or null
   YamlNodePtr metadata;          // a map, or null
+  MemoryAmount memory;           // swapd's memory keys, read at once
+  bool keep_page_cache = false;
+  bool swappable = true;
 };
 
 struct RawGroup {
@@ -87,6 +90,7 @@ struct RawConfig {
   std::vector<RawProfile> profiles;   // in file order
   YamlNodePtr selectors;              // the selectors map (read by LinkSelectors), or null
   YamlNodePtr peers;                  // the peers map (read by LinkPeers), or null
+  bool store_set = false;             // store.path was given (a path, or none)
 };
 
 }  // namespace swapd

@@ -10,7 +10,9 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 22> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 24> kTopSupported = {"healthCheckTimeout",
+                                             "store",
+                                             "memory",
                                              "ownedBy",
                                              "peers",
                                              "selectors",
@@ -32,11 +34,14 @@ constexpr std::array<K, 22> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 9> kTopUnsupported = {
-    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "store",
+constexpr std::array<K, 8> kTopUnsupported = {
+    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer",
     "ui",          "performance",   "upstream",           "security"};
 
-constexpr std::array<K, 19> kModelSupported = {"cmd",
+constexpr std::array<K, 22> kModelSupported = {"cmd",
+                                               "memory",
+                                               "pageCache",
+                                               "swappable",
                                                "timeouts",
                                                "cmdStop",
                                                "proxy",
@@ -64,6 +69,10 @@ constexpr std::array<K, 8> kSelectorSupported = {"strategy", "targets",     "set
                                                  "name",     "description", "unlisted", "metadata"};
 constexpr std::array<K, 6> kTimeoutsSupported = {"connect",      "keepalive",      "responseHeader",
                                                  "tlsHandshake", "expectContinue", "idleConn"};
+constexpr std::array<K, 5> kMemorySupported = {"ram", "gpus", "margin", "onProtected",
+                                               "sampleInterval"};
+constexpr std::array<K, 2> kModelMemorySupported = {"ram", "vram"};
+constexpr std::array<K, 1> kStoreSupported = {"path"};
 constexpr std::array<K, 5> kPeerSupported = {"proxy", "apiKey", "models", "filters", "timeouts"};
 constexpr std::array<K, 3> kPeerFilterSupported = {"stripParams", "setParams", "strip_params"};
 constexpr std::array<K, 2> kProfileSupported = {"description", "pins"};
@@ -153,6 +162,18 @@ const KeySet& SelectorKeys() {
 }
 const KeySet& TimeoutsKeys() {
   static const KeySet kSet{kTimeoutsSupported, kNone};
+  return kSet;
+}
+const KeySet& MemoryKeys() {
+  static const KeySet kSet{kMemorySupported, kNone};
+  return kSet;
+}
+const KeySet& StoreKeys() {
+  static const KeySet kSet{kStoreSupported, kNone};
+  return kSet;
+}
+const KeySet& ModelMemoryKeys() {
+  static const KeySet kSet{kModelMemorySupported, kNone};
   return kSet;
 }
 const KeySet& PeerKeys() {

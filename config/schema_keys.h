@@ -28,6 +28,9 @@ const KeySet& CapabilitiesKeys();
 const KeySet& ProfileKeys();
 const KeySet& SelectorKeys();
 const KeySet& TimeoutsKeys();
+const KeySet& StoreKeys();        // store:
+const KeySet& MemoryKeys();       // the top-level memory:
+const KeySet& ModelMemoryKeys();  // a model's memory:
 const KeySet& PeerKeys();
 const KeySet& PeerFilterKeys();
 const KeySet& GroupKeys();

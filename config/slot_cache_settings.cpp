@@ -12,8 +12,9 @@ bool IsPlainChar(char c) {
          c == '_' || c == '-';
 }
 
-// A path as written in a config file: relative ones are relative to that file's directory.
-std::string ResolvePath(const std::string& path, const Position& pos) {
+}  // namespace
+
+std::string ResolveConfigPath(const std::string& path, const Position& pos) {
   namespace fs = std::filesystem;
   fs::path p(path);
   if (p.is_relative()) p = fs::path(pos.file).parent_path() / p;
@@ -21,8 +22,6 @@ std::string ResolvePath(const std::string& path, const Position& pos) {
   fs::path absolute = fs::absolute(p, ec);
   return (ec ? p : absolute).lexically_normal().string();
 }
-
-}  // namespace
 
 bool ReadSlotCacheSetting(const YamlEntry& e, FieldReader& fields, Config& config) {
   const std::string& key = e.key->value;
@@ -32,7 +31,7 @@ bool ReadSlotCacheSetting(const YamlEntry& e, FieldReader& fields, Config& confi
       if (v->text.empty()) {
         sink.Error(e.value->pos, "slotCacheDir: must be a directory path, got \"\"");
       } else {
-        config.slot_cache_dir = ResolvePath(v->text, e.value->pos);
+        config.slot_cache_dir = ResolveConfigPath(v->text, e.value->pos);
       }
     }
   } else if (key == "slotCacheMaxBytes") {

@@ -28,6 +28,9 @@ std::string DefaultSlotCacheDir(const GetEnvFunction& getenv);
 // replaced by '_' (plus a short hash of the id when that changed it, so two ids never share one).
 std::string SlotDirFor(const std::string& root, const std::string& model_id);
 
+// A path as written in a config file at `pos`: relative ones are relative to that file's directory.
+std::string ResolveConfigPath(const std::string& path, const Position& pos);
+
 // "1073741824", "512MiB", "20GiB", "10G", "1.5GB" -> bytes. nullopt when not a size.
 std::optional<uint64_t> ParseByteSize(std::string_view text);
 

@@ -88,7 +88,10 @@ void LinkGroups(const RawConfig& raw, Config& config, bool complete, DiagnosticS
     config.groups[g.name] = std::move(group);
   }
 
-  GroupConfig fallback{std::string(kDefaultGroup), true, true, false, {}, {}};
+  // With memory budgets, ungrouped models are not swapped one for another: the budget decides
+  // which of them fit together.
+  const bool budget = config.memory.HasBudget();
+  GroupConfig fallback{std::string(kDefaultGroup), !budget, !budget, false, {}, {}};
   for (auto& [id, model] : config.models) {
     if (auto it = group_of.find(id); it != group_of.end()) {
       model.group = it->second;

@@ -15,6 +15,7 @@
 #include "daemon/check_command.h"
 #include "daemon/config_reloader.h"
 #include "daemon/config_watcher.h"
+#include "daemon/footprint_monitor.h"
 #include "daemon/log_hub.h"
 #include "daemon/log_hub_sink.h"
 #include "daemon/metrics.h"
@@ -75,13 +76,33 @@ int App::Run() {
   };
   backend_options.slot_store = slot_store;
   Router router(config, MakeProcessBackendFactory(std::move(backend_options)));
-  router.SetEvents(metrics.RouterHooks());
+  std::unique_ptr<HistoryStore> store;
+  if (!config->store_path.empty()) {
+    auto opened = HistoryStore::Open(config->store_path);
+    if (opened.ok()) {
+      store = std::move(opened).value();
+    } else {
+      spdlog::warn("{}; swapd runs without history (measured footprints are not kept)",
+                   opened.status().message());
+    }
+  }
+  // Measures the running models; stops before the Router.
+  FootprintMonitor memory(router, config, std::move(store));
+  RouterEvents router_events = metrics.RouterHooks();
+  router_events.on_start_finished = [&memory, counted = router_events.on_start_finished](
+                                        const std::string& model, bool ok,
+                                        std::chrono::steady_clock::duration took) {
+    if (counted) counted(model, ok, took);
+    if (ok) memory.SampleSoon();  // learn its footprint while it is fresh
+  };
+  router.SetEvents(std::move(router_events));
   FrontDoorSettings server_settings;
   server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
   server_settings.peer_check_interval = options_.peer_check_interval;
   FrontDoorEvents server_events;
-  server_events.on_proxied = [&metrics](const ProxyRecord& record) {
+  server_events.on_proxied = [&metrics, &memory](const ProxyRecord& record) {
     metrics.RecordRequest(record);
+    memory.SampleSoon();  // a request may have grown the model's KV cache
   };
   server_events.on_refused = [&metrics](const std::string& model, const std::string& route,
                                         int status) { metrics.CountRequest(model, route, status); };
@@ -89,6 +110,7 @@ int App::Run() {
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
     slot_store->Configure(SlotStore::Settings::From(*next));
     ConfigDiff diff = router.Reconfigure(next);
+    memory.SetConfig(next);
     if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(next->log_level));
     server.SetConfig(std::move(next));
     return diff;
@@ -99,7 +121,8 @@ int App::Run() {
     NotifyReloaded();
     return outcome;
   };
-  AddServiceRoutes(server, router, metrics, [&] { return reload("POST /api/config/reload"); });
+  AddServiceRoutes(server, router, metrics, memory,
+                   [&] { return reload("POST /api/config/reload"); });
   AddLogRoutes(server, log_hub);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());

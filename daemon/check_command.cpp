@@ -7,7 +7,9 @@
 
 #include "config/loader.h"
 #include "daemon/check_matrix.h"
+#include "daemon/check_memory.h"
 #include "daemon/check_model_extras.h"
+#include "daemon/footprint_monitor.h"
 
 namespace swapd {
 namespace {
@@ -137,6 +139,7 @@ void DescribeModel(const ModelConfig& m, const Config& config, std::ostream& o) 
       << "    setParams: " << (no_set ? "none" : Dump(m.set_params)) << "\n";
   }
   DescribeModelExtras(m, config, o);
+  DescribeModelMemory(m, config, o);
   if (!m.metadata.is_null() && !m.metadata.empty()) {
     o << "  metadata: " << Dump(m.metadata) << "\n";
   }
@@ -207,6 +210,7 @@ LoadOptions LoadOptionsFor(const Options& options) {
     if (v == nullptr) return std::nullopt;
     return std::string(v);
   };
+  lo.machine = ReadMachineMemory();
   return lo;
 }
 
@@ -218,61 +222,10 @@ nlohmann::json DiagnosticJson(const Diagnostic& d) {
           {"message", d.message}};
 }
 
-std::string QuoteWord(std::string_view word) {
-  if (word.empty()) return "''";
-  bool control = false, special = false;
-  for (char ch : word) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) control = true;
-    if (c == ' ' || c == '\'' || c == '"') special = true;
-  }
-  if (control) {
-    std::string out = "$'";
-    for (char ch : word) {
-      auto c = static_cast<unsigned char>(ch);
-      switch (ch) {
-        case '\n':
-          out += "\\n";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\'':
-          out += "\\'";
-          break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            char hex[8];
-            std::snprintf(hex, sizeof(hex), "\\x%02x", c);
-            out += hex;
-          } else {
-            out += ch;
-          }
-      }
-    }
-    return out + "'";
-  }
-  if (!special) return std::string(word);
-  std::string out = "'";
-  for (char ch : word) {
-    if (ch == '\'') {
-      out += "'\\''";
-    } else {
-      out += ch;
-    }
-  }
-  return out + "'";
-}
-
 std::string DescribeConfig(const Config& config) {
   std::ostringstream o;
   DescribeGlobals(config, o);
+  DescribeMemoryBudget(config, o);
   if (config.matrix) {
     DescribeMatrix(config, o);
   } else {
@@ -323,6 +276,7 @@ json ConfigJson(const Config& c) {
         {"definedAt", Where(m.pos)},
     };
     models[id].update(ModelExtrasJson(m, c));
+    models[id].update(ModelMemoryCheckJson(m, c));
   }
   json doc = {
       {"healthCheckTimeout", c.health_check_timeout.count()},
@@ -344,6 +298,8 @@ json ConfigJson(const Config& c) {
       {"profiles", ProfilesJson(c)},
       {"selectors", SelectorsJson(c)},
       {"peers", PeersJson(c)},
+      {"memory", MemoryBudgetJson(c)},
+      {"storePath", c.store_path},
       {"models", models},
   };
   return doc;
@@ -354,7 +310,13 @@ json ConfigJson(const Config& c) {
 std::string DescribeConfigJson(const Config& config) { return Dump(ConfigJson(config), 2); }
 
 int RunCheck(const Options& options, std::ostream& out, std::ostream& err) {
-  LoadResult result = LoadConfig(LoadOptionsFor(options));
+  const LoadOptions load_options = LoadOptionsFor(options);
+  LoadResult result = LoadConfig(load_options);
+  if (result.ok()) {
+    for (Diagnostic& d : PageCacheWarnings(*result.config, load_options.machine->ram)) {
+      result.diagnostics.push_back(std::move(d));
+    }
+  }
   Counts counts = CountDiagnostics(result.diagnostics);
   size_t models = result.config ? result.config->models.size() : 0;
   size_t groups = result.config ? result.config->groups.size() : 0;

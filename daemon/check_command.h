@@ -40,6 +40,7 @@
 #include "config/config.h"
 #include "config/loader.h"
 #include "daemon/cli.h"
+#include "daemon/shell_quote.h"
 
 namespace swapd {
 
@@ -51,11 +52,6 @@ int RunCheck(const Options& options, std::ostream& out, std::ostream& err);
 // The effective configuration, human-readable or as JSON (also used by tests).
 std::string DescribeConfig(const Config& config);
 std::string DescribeConfigJson(const Config& config);
-
-// One argv word as it is shown: unchanged unless it is empty or holds whitespace or quotes, then
-// single-quoted shell style ('it'\''s'); a word with control characters (a newline in a chat
-// template) is shown as $'...' with C escapes so that each word stays on one line.
-std::string QuoteWord(std::string_view word);
 
 // How the command line's options load the configuration (${env.X} from the process environment).
 LoadOptions LoadOptionsFor(const Options& options);

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "daemon/footprint_monitor.h"
+#include "daemon/memory_json.h"
 #include "daemon/metrics.h"
 #include "frontdoor/error_response.h"
 
@@ -25,8 +27,11 @@ nlohmann::json Lines(const std::string& text) {
   return lines;
 }
 
-nlohmann::json ApiModels(const Router& router, const Metrics& metrics) {
+nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const FrontDoor& door,
+                         const FootprintMonitor& memory) {
   nlohmann::json models = nlohmann::json::array();
+  const MemoryView view = memory.View();
+  const std::shared_ptr<const Config> config = door.config();
   const auto now = std::chrono::steady_clock::now();
   std::vector<ModelSnapshot> snapshot = router.Snapshot();
   std::sort(snapshot.begin(), snapshot.end(),
@@ -49,24 +54,32 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics) {
         {"starts", counters.starts},
         {"start_failures", counters.start_failures},
         {"crashes", counters.crashes}};
+    auto definition = config->models.find(m.id);
+    auto measured = view.models.find(m.id);
+    item["memory"] =
+        ModelMemoryJson(definition == config->models.end() ? nullptr : &definition->second, m,
+                        measured == view.models.end() ? nullptr : &measured->second);
     models.push_back(std::move(item));
   }
-  return {{"models", models}};
+  return {{"models", models}, {"memory", MemorySummaryJson(router.Budget(), snapshot, view)}};
 }
 
 }  // namespace
 
 void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
-                      std::function<ReloadOutcome()> reload) {
-  door.AddRoute("GET", "/metrics",
-                [&router, &metrics](const HttpRequest&, HttpResponse& res, RequestContext&) {
-                  res.SetBody(metrics.RenderPrometheus(router.Snapshot()),
-                              "text/plain; version=0.0.4");
-                });
-  door.AddRoute("GET", "/api/models",
-                [&router, &metrics](const HttpRequest&, HttpResponse& res, RequestContext&) {
-                  res.SetBody(ApiModels(router, metrics).dump(), "application/json");
-                });
+                      const FootprintMonitor& memory, std::function<ReloadOutcome()> reload) {
+  door.AddRoute(
+      "GET", "/metrics",
+      [&router, &metrics, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        const std::vector<ModelSnapshot> snapshot = router.Snapshot();
+        res.SetBody(metrics.RenderPrometheus(snapshot) + memory.RenderPrometheus(snapshot),
+                    "text/plain; version=0.0.4");
+      });
+  door.AddRoute(
+      "GET", "/api/models",
+      [&router, &metrics, &door, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        res.SetBody(ApiModels(router, metrics, door, memory).dump(), "application/json");
+      });
   door.AddRoute(
       "POST", "/api/config/reload",
       [reload = std::move(reload)](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {

@@ -51,7 +51,11 @@ std::string ErrorJson(const Status& status) {
 
 void SetErrorResponse(HttpResponse& res, const Status& status) {
   res.status = HttpStatusOf(status.code());
-  if (status.code() == ErrorCode::kTooManyRequests) res.headers.Set("Retry-After", "1");
+  if (status.retry_after_seconds() > 0) {
+    res.headers.Set("Retry-After", std::to_string(status.retry_after_seconds()));
+  } else if (status.code() == ErrorCode::kTooManyRequests) {
+    res.headers.Set("Retry-After", "1");
+  }
   if (status.code() == ErrorCode::kUnauthorized) {
     res.headers.Set("WWW-Authenticate", "Bearer realm=\"swapd\"");
   }

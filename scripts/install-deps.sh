@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ccache clang-format
   libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libboost1.81-dev
-  catch2 libssl-dev openssl curl
+  catch2 libssl-dev openssl curl libsqlite3-dev
 )
 # Extra tools the test suite or the benchmarks use: pass them as arguments.
 packages+=("$@")

@@ -5,6 +5,8 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/log_ring_test.cpp
   backends/matrix_solver_test.cpp
   backends/process_backend_test.cpp
+  backends/residency_policy_test.cpp
+  backends/scheduler_memory_test.cpp
   backends/router_test.cpp
   backends/scheduler_matrix_test.cpp
   backends/scheduler_queue_test.cpp

@@ -13,6 +13,6 @@ list(APPEND SWAPD_TEST_SOURCES
   config/diff_test.cpp
   config/matrix_config_test.cpp
   config/model_extras_test.cpp
-  config/peers_config_test.cpp
+  config/peers_config_test.cpp config/memory_config_test.cpp
   config/llama_swap_2026_test.cpp
 )

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/support/fault_checks.h"
 #include "tests/support/fake_backend_process.h"
+#include "tests/support/fault_checks.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/wait.h"

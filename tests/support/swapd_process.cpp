@@ -57,7 +57,9 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
   SubprocessSpec spec;
   spec.argv = {SWAPD_BINARY, "--config", instance.config_path, "--listen", "127.0.0.1:0"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = env;
+  // Its history store (store.path's default) in its own directory, unless `env` says otherwise.
+  spec.env = {"STATE_DIRECTORY=" + instance.dir};
+  spec.env.insert(spec.env.end(), env.begin(), env.end());
   auto started = Subprocess::Start(spec);
   if (!started.ok()) return started.status();
   instance.process = std::move(started).value();

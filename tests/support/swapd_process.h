@@ -25,6 +25,7 @@ struct SwapdInstance {
 };
 
 // Starts swapd with `yaml` as its config, plus `args`. Waits up to `timeout` for it to listen.
+// Its history store defaults to swapd.db in the temporary directory (STATE_DIRECTORY).
 Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std::string>& args = {},
                                  const std::vector<std::string>& env = {},
                                  std::chrono::milliseconds timeout = std::chrono::seconds(20));

@@ -1,0 +1,158 @@
+// The Scheduler's memory side: what a model costs, what must stop before it runs (the group or
+// matrix rules, then the memory budget), protection of `swappable: false` models, and the
+// rebalance when a measured footprint turns out larger than expected.
+#include <algorithm>
+#include <limits>
+
+#include "backends/scheduler.h"
+
+namespace swapd {
+namespace {
+
+std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
+
+// How long a refused client should wait before asking again: until the first protected model's
+// ttl could stop it, else a minute.
+int RetryAfterSeconds(const std::vector<std::chrono::seconds>& ttls) {
+  int64_t best = 60;
+  for (auto ttl : ttls) {
+    if (ttl.count() > 0) best = std::min<int64_t>(best, ttl.count());
+  }
+  return static_cast<int>(std::clamp<int64_t>(best, 1, 3600));
+}
+
+std::string Join(const std::vector<std::string>& models) {
+  std::string out;
+  for (const auto& m : models) out += (out.empty() ? "" : ", ") + Quoted(m);
+  return out;
+}
+
+}  // namespace
+
+Footprint Scheduler::Cost(const std::string& model) const {
+  const ModelState* m = Find(model);
+  if (m == nullptr) return Footprint{};
+  return m->learned ? Larger(m->declared, *m->learned) : m->declared;
+}
+
+void Scheduler::SetFootprint(const std::string& model, const Footprint& learned) {
+  ModelState* m = Find(model);
+  if (m == nullptr) return;
+  m->learned = learned;
+  if (budget_.empty() || shutting_down_) return;
+  Rebalance();
+  Pump();
+}
+
+std::vector<ResidentModel> Scheduler::Residents(const std::string& model,
+                                                const std::vector<std::string>& skip) const {
+  std::vector<ResidentModel> resident;
+  for (const auto& [id, m] : models_) {
+    if (id == model || m.phase == ModelPhase::kStopped) continue;
+    if (std::find(skip.begin(), skip.end(), id) != skip.end()) continue;
+    ResidentModel r;
+    r.model = id;
+    r.cost = Cost(id);
+    r.protect = !m.swappable;
+    r.evict_cost = matrix_ ? matrix_->config().EvictCost(id) : 1;
+    r.last_used = m.idle_since.time_since_epoch().count();
+    if (m.phase == ModelPhase::kStopping) {
+      r.protect = false;  // going away anyway
+      r.evict_cost = 0;
+      r.last_used = std::numeric_limits<int64_t>::min();
+    } else if (m.phase == ModelPhase::kStarting || m.in_flight > 0) {
+      r.last_used = std::numeric_limits<int64_t>::max();
+    }
+    resident.push_back(std::move(r));
+  }
+  return resident;
+}
+
+Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* decision) const {
+  Plan plan;
+  plan.evict = Evictions(model, decision);
+  const ModelState& target = models_.at(model);
+  // The budget weighs a model that is about to start; one already running was weighed then (a
+  // larger measurement is the rebalance's business, never a reason to refuse its requests).
+  if (!budget_.empty() && target.phase == ModelPhase::kStopped) {
+    BudgetDecision d = FitToBudget(budget_, model, Cost(model), Residents(model, plan.evict));
+    switch (d.verdict) {
+      case BudgetDecision::Verdict::kFits:
+        break;
+      case BudgetDecision::Verdict::kEvict:
+        plan.by_budget.insert(d.evict.begin(), d.evict.end());
+        plan.evict.insert(plan.evict.end(), d.evict.begin(), d.evict.end());
+        plan.budget_why = std::move(d.why);
+        break;
+      case BudgetDecision::Verdict::kTooBig:
+        plan.refusal = Status::Error(ErrorCode::kUnavailable, d.why);
+        return plan;
+      case BudgetDecision::Verdict::kProtected:
+        plan.protected_models = std::move(d.protected_models);
+        plan.refusal = Status::Error(ErrorCode::kUnavailable, d.why);
+        break;
+    }
+  }
+  // The group or matrix rules may want a protected model gone too.
+  std::vector<std::string> blocked;
+  for (const std::string& other : plan.evict) {
+    const ModelState& m = models_.at(other);
+    if (!m.swappable && m.phase != ModelPhase::kStopping &&
+        std::find(plan.protected_models.begin(), plan.protected_models.end(), other) ==
+            plan.protected_models.end()) {
+      blocked.push_back(other);
+    }
+  }
+  if (blocked.empty() && plan.protected_models.empty()) return plan;
+  std::string why =
+      plan.refusal.ok()
+          ? "it needs " + Join(blocked) +
+                " to stop (group or matrix rules), and swappable: " + "false protects " +
+                (blocked.size() == 1 ? "it" : "them")
+          : plan.refusal.message();
+  plan.protected_models.insert(plan.protected_models.end(), blocked.begin(), blocked.end());
+  std::vector<std::chrono::seconds> ttls;
+  for (const std::string& p : plan.protected_models) ttls.push_back(models_.at(p).ttl);
+  plan.refusal = Status::Error(ErrorCode::kUnavailable,
+                               Quoted(model) + " cannot be loaded now: " + why + "; retry later")
+                     .WithRetryAfter(RetryAfterSeconds(ttls));
+  return plan;
+}
+
+void Scheduler::Rebalance() {
+  // The most recently used running model stays; the budget picks among the others.
+  const std::string* keep = nullptr;
+  Footprint total;
+  int64_t newest = std::numeric_limits<int64_t>::min();
+  for (const auto& [id, m] : models_) {
+    if (m.phase == ModelPhase::kStopped || m.phase == ModelPhase::kStopping) continue;
+    total += Cost(id);
+    const int64_t used = (m.phase == ModelPhase::kStarting || m.in_flight > 0)
+                             ? std::numeric_limits<int64_t>::max()
+                             : m.idle_since.time_since_epoch().count();
+    if (keep == nullptr || used > newest) {
+      keep = &id;
+      newest = used;
+    }
+  }
+  if (keep == nullptr || !ExceedsBudget(budget_, total)) {
+    for (auto& [id, m] : models_) m.over_budget_told = false;
+    return;
+  }
+  ModelState& kept = models_.at(*keep);
+  BudgetDecision d = FitToBudget(budget_, *keep, Cost(*keep), Residents(*keep, {}));
+  if (d.verdict != BudgetDecision::Verdict::kEvict) {
+    if (!kept.over_budget_told) {
+      effects_->Explain(*keep, "running models exceed the memory budget: " + d.why);
+    }
+    kept.over_budget_told = true;
+    return;
+  }
+  effects_->Explain(*keep, "after measuring, " + d.why);
+  for (const std::string& other : d.evict) {
+    ModelState& m = models_.at(other);
+    if (m.phase == ModelPhase::kReady && m.in_flight == 0) IssueStop(other, StopReason::kBudget);
+  }
+}
+
+}  // namespace swapd

@@ -1,0 +1,227 @@
+// Unit tests of the Scheduler under memory budgets: the duo kept by budgets instead of a group,
+// budget evictions and their reason, protection (refused with Retry-After, or waiting), a model
+// too big for the budget, the rebalance after a larger measurement, and a property test over
+// random event sequences: the running models never exceed a budget, protected ones never stop to
+// make room.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "backends/scheduler.h"
+#include "tests/backends/scheduler_fakes.h"
+
+namespace swapd {
+namespace {
+
+using testing::ConfigBuilder;
+using testing::Log;
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+// The laptop of examples/duo.yaml with budgets instead of a group: 14 GiB of RAM, a 4 GiB GPU.
+Config BudgetDuo() {
+  Config c = ConfigBuilder()
+                 .Model("duo-cpu")
+                 .Model("duo-gpu")
+                 .Model("small")
+                 .Model("solo", "", 10, /*ttl_seconds=*/30)
+                 .Build();
+  c.memory.budget.ram = 14 * kGiB;
+  c.memory.budget.vram[0] = 4 * kGiB;
+  // As config/validate.cpp makes it with a budget: ungrouped models do not swap each other.
+  c.groups[std::string(kDefaultGroup)].swap = false;
+  c.groups[std::string(kDefaultGroup)].exclusive = false;
+  c.models["duo-cpu"].memory.ram = 10 * kGiB;
+  c.models["duo-gpu"].memory.ram = 1 * kGiB;
+  c.models["duo-gpu"].memory.vram[0] = 3 * kGiB;
+  c.models["small"].memory.ram = 2 * kGiB;
+  c.models["solo"].memory.ram = 12 * kGiB;
+  c.models["solo"].memory.vram[0] = 3 * kGiB;
+  return c;
+}
+
+struct Harness : testing::SwapHarness {
+  using SwapHarness::SwapHarness;
+  // Runs the duo and finishes its requests: the cpu model is the least recently used.
+  void Duo() {
+    RunAndFinish(1, "duo-cpu");
+    RunAndFinish(2, "duo-gpu");
+    REQUIRE(scheduler.Phase("duo-cpu") == ModelPhase::kReady);
+    REQUIRE(scheduler.Phase("duo-gpu") == ModelPhase::kReady);
+  }
+};
+
+TEST_CASE("budget: a third model that fits in what is free does not unload the duo",
+          "[unit][scheduler][budget]") {
+  Harness h(BudgetDuo());
+  h.Duo();
+  h.scheduler.RequestArrived(3, "small");
+  CHECK(h.effects.Take() == Log{"start small"});
+  h.scheduler.StartFinished("small", Status::Ok(), h.now);
+  CHECK(h.effects.Take() == Log{"admit 3"});
+  CHECK(h.scheduler.Phase("duo-cpu") == ModelPhase::kReady);
+  CHECK(h.scheduler.Phase("duo-gpu") == ModelPhase::kReady);
+}
+
+TEST_CASE("budget: a model that does not fit evicts what it must, with reason budget",
+          "[unit][scheduler][budget]") {
+  Harness h(BudgetDuo());
+  h.Duo();
+  h.scheduler.RequestArrived(3, "solo");  // 12 GiB + gpu 3 GiB: both duo members must go
+  CHECK(h.effects.Take() == Log{"stop duo-cpu", "stop duo-gpu"});
+  CHECK(h.effects.StopReasonOf("duo-cpu") == "budget");
+  CHECK(h.effects.StopReasonOf("duo-gpu") == "budget");
+  REQUIRE_FALSE(h.effects.explained_.empty());
+  CHECK_THAT(h.effects.explained_.back(), Catch::Contains("evict [duo-cpu, duo-gpu]"));
+  h.scheduler.StopFinished("duo-cpu");
+  CHECK(h.effects.Take().empty());  // starts only when every eviction completed
+  h.scheduler.StopFinished("duo-gpu");
+  CHECK(h.effects.Take() == Log{"start solo"});
+}
+
+TEST_CASE("budget: only the least recently used model that is enough goes",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["small"].memory.ram = 5 * kGiB;  // 10 + 1 + 5 > 14
+  Harness h(c);
+  h.RunAndFinish(1, "duo-gpu");
+  h.RunAndFinish(2, "duo-cpu");  // the cpu model is the most recent now
+  h.scheduler.RequestArrived(3, "small");
+  // The gpu model is older, but freeing its 1 GiB is not enough; the cpu model's 10 GiB are
+  // enough alone, so the gpu model is kept.
+  CHECK(h.effects.Take() == Log{"stop duo-cpu"});
+}
+
+TEST_CASE("budget: a protected model is not evicted; the request is refused with Retry-After",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["duo-cpu"].swappable = false;
+  c.models["duo-cpu"].ttl = std::chrono::seconds(600);
+  Harness h(c);
+  h.Duo();
+  h.scheduler.RequestArrived(3, "solo");
+  CHECK(h.effects.Take() == Log{"reject 3"});
+  const Status& why = h.effects.Rejection(3);
+  CHECK(why.code() == ErrorCode::kUnavailable);
+  CHECK_THAT(why.message(), Catch::Contains("duo-cpu") && Catch::Contains("swappable: false"));
+  CHECK(why.retry_after_seconds() == 60);  // its ttl (600 s) is longer than a minute
+  CHECK(h.scheduler.Phase("duo-cpu") == ModelPhase::kReady);
+  CHECK(h.scheduler.Phase("duo-gpu") == ModelPhase::kReady);  // nothing was stopped for nothing
+}
+
+TEST_CASE("budget: with onProtected wait, the request waits until the protected model goes",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["duo-cpu"].swappable = false;
+  c.memory.wait_for_protected = true;
+  Harness h(c);
+  h.Duo();
+  h.scheduler.RequestArrived(3, "solo");
+  CHECK(h.effects.Take().empty());
+  CHECK(h.scheduler.Queued("solo") == 1);
+  h.scheduler.Unload("duo-cpu");  // an operator frees it (a ttl would too)
+  CHECK(h.effects.Take() == Log{"stop duo-cpu", "stop duo-gpu"});
+  CHECK(h.effects.StopReasonOf("duo-cpu") == "unload");
+  h.scheduler.StopFinished("duo-cpu");
+  h.scheduler.StopFinished("duo-gpu");
+  CHECK(h.effects.Take() == Log{"start solo"});
+}
+
+TEST_CASE("budget: group rules cannot evict a protected model either",
+          "[unit][scheduler][budget]") {
+  Config c = ConfigBuilder().Model("a").Model("b").Build();  // the default group swaps them
+  c.models["a"].swappable = false;
+  Harness h(c);
+  h.RunAndFinish(1, "a");
+  h.scheduler.RequestArrived(2, "b");
+  CHECK(h.effects.Take() == Log{"reject 2"});
+  CHECK_THAT(h.effects.Rejection(2).message(),
+             Catch::Contains("group or matrix rules") && Catch::Contains("\"a\""));
+}
+
+TEST_CASE("budget: a model larger than the budget is refused at once",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["solo"].memory.vram[0] = 6 * kGiB;
+  Harness h(c);
+  h.scheduler.RequestArrived(1, "solo");
+  CHECK(h.effects.Take() == Log{"reject 1"});
+  CHECK_THAT(h.effects.Rejection(1).message(),
+             Catch::Contains("more than the memory budget") && Catch::Contains("gpu0 4.0 GiB"));
+  CHECK(h.effects.Rejection(1).retry_after_seconds() == 0);
+}
+
+TEST_CASE("budget: a larger measured footprint evicts the least recently used others",
+          "[unit][scheduler][budget]") {
+  Harness h(BudgetDuo());
+  h.Duo();
+  h.Run(3, "small");                                           // in flight: the most recently used
+  h.scheduler.SetFootprint("small", Footprint{5 * kGiB, {}});  // 10 + 1 + 5 > 14
+  CHECK(h.effects.Take() == Log{"stop duo-cpu"});
+  CHECK(h.effects.StopReasonOf("duo-cpu") == "budget");
+  CHECK(h.scheduler.Cost("small").ram == 5 * kGiB);  // larger than its declared 2 GiB
+  h.scheduler.SetFootprint("duo-gpu", Footprint{512u << 20, {}});
+  CHECK(h.scheduler.Cost("duo-gpu").ram == 1 * kGiB);  // smaller than declared: declared wins
+}
+
+TEST_CASE("property: the running models never exceed the budget; protected ones never make room",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["duo-gpu"].swappable = false;
+  const std::vector<std::string> models = {"duo-cpu", "duo-gpu", "small", "solo"};
+  std::mt19937 rng(1205);
+  for (int round = 0; round < 200; ++round) {
+    testing::FakeEffects effects;
+    Scheduler s(c, &effects);
+    SchedulerTime now{};
+    std::vector<RequestId> in_flight;
+    std::vector<std::string> starting, stopping;
+    RequestId next = 1;
+    for (int step = 0; step < 60; ++step) {
+      switch (rng() % 4) {
+        case 0:
+          s.RequestArrived(next++, models[rng() % models.size()]);
+          break;
+        case 1:
+          if (!in_flight.empty()) {
+            size_t i = rng() % in_flight.size();
+            s.RequestFinished(in_flight[i], now);
+            in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(i));
+          }
+          break;
+        case 2:
+          if (!stopping.empty()) {
+            std::string m = stopping.front();
+            stopping.erase(stopping.begin());
+            s.StopFinished(m);
+          }
+          break;
+        case 3:
+          if (!starting.empty()) {
+            std::string m = starting.front();
+            starting.erase(starting.begin());
+            s.StartFinished(m, Status::Ok(), now);
+          }
+          break;
+      }
+      now += std::chrono::seconds(1);
+      s.Tick(now);
+      for (const std::string& e : effects.Take()) {
+        if (e.rfind("start ", 0) == 0) starting.push_back(e.substr(6));
+        if (e.rfind("stop ", 0) == 0) {
+          const std::string m = e.substr(5);
+          stopping.push_back(m);
+          if (m == "duo-gpu") CHECK(effects.StopReasonOf(m) == "ttl");
+        }
+        if (e.rfind("admit ", 0) == 0) in_flight.push_back(std::stoull(e.substr(6)));
+      }
+      Footprint total;
+      for (const std::string& m : models) {
+        if (s.Phase(m) != ModelPhase::kStopped) total += s.Cost(m);
+      }
+      REQUIRE_FALSE(ExceedsBudget(c.memory.budget, total));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swapd
