@@ -30,11 +30,11 @@ std::map<std::string, std::shared_ptr<const ProxyUrl>> RouterImpl::ParseProxyUrl
 }
 
 Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point deadline,
-                                  const std::function<bool()>& cancelled) {
+                                  const std::function<bool()>& cancelled, bool evict_protected) {
   std::unique_lock lock(mu_);
   const RequestId id = next_request_++;
   waiters_[id];
-  scheduler_.RequestArrived(id, model_id);
+  scheduler_.RequestArrived(id, model_id, evict_protected);
   Changed();
   Status gave_up;
   for (;;) {
@@ -209,8 +209,8 @@ Router::~Router() { impl_->Shutdown(); }
 
 Result<Lease> Router::Acquire(const std::string& model_id,
                               std::chrono::steady_clock::time_point deadline,
-                              std::function<bool()> cancelled) {
-  return impl_->Acquire(model_id, deadline, cancelled);
+                              std::function<bool()> cancelled, bool evict_protected) {
+  return impl_->Acquire(model_id, deadline, cancelled, evict_protected);
 }
 
 void Router::Unload(const std::string& model_id) { impl_->Unload(model_id); }

@@ -78,8 +78,9 @@ class Router {
   // kNotFound (unknown model), kTooManyRequests (concurrencyLimit), kBackendFailed (start failed,
   // with exit status and log tail), kTimeout (deadline), kUnavailable (shutting down or cancelled).
   // `cancelled` is polled while waiting (a client that went away).
+  // `evict_protected`: the request may evict `swappable: false` models (memory.evictProtectedKeys).
   Result<Lease> Acquire(const std::string& model_id, std::chrono::steady_clock::time_point deadline,
-                        std::function<bool()> cancelled = nullptr);
+                        std::function<bool()> cancelled = nullptr, bool evict_protected = false);
 
   // Stops one model (or all when `model_id` is empty) at once, after its unloadTimeout grace.
   // Blocks until they are stopped.

@@ -45,7 +45,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   }
 
   Result<Lease> Acquire(const std::string& model_id, Clock::time_point deadline,
-                        const std::function<bool()>& cancelled);
+                        const std::function<bool()>& cancelled, bool evict_protected);
   void Finish(RequestId id) {
     std::lock_guard lock(mu_);
     scheduler_.RequestFinished(id, Clock::now());

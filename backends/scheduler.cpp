@@ -76,7 +76,7 @@ void Scheduler::Configure(const Config& config) {
 
 // ---- Events
 
-void Scheduler::RequestArrived(RequestId id, const std::string& model) {
+void Scheduler::RequestArrived(RequestId id, const std::string& model, bool evict_protected) {
   if (shutting_down_) {
     effects_->Reject(id, Status::Error(ErrorCode::kUnavailable, "swapd is shutting down"));
     return;
@@ -94,7 +94,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
   }
   auto batch = FindBatch(model);
   if (batch == queue_.end() && m->phase == ModelPhase::kReady && !m->stale &&
-      PlanFor(model).evict.empty()) {
+      PlanFor(model, nullptr, evict_protected).evict.empty()) {
     // The fast path: the model serves now unless a queued swap waits for it to stop, in which
     // case it may still skip the queue a bounded number of times.
     const bool blocked = BlockedByQueue(model, queue_.end());
@@ -106,6 +106,7 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model) {
   }
   if (batch == queue_.end()) batch = Enqueue(Batch{model, {}, false});
   batch->requests.push_back(id);
+  batch->evict_protected = batch->evict_protected || evict_protected;
   queued_[id] = model;
   Pump();
 }

@@ -113,7 +113,9 @@ class Scheduler {
 
   // ---- Events. Each may emit effects before it returns.
   // A request for `model` (an id). Admitted, rejected, or queued. `id` must be new.
-  void RequestArrived(RequestId id, const std::string& model);
+  // `evict_protected`: it may stop `swappable: false` models to make room (and so may the rest of
+  // its model's batch).
+  void RequestArrived(RequestId id, const std::string& model, bool evict_protected = false);
   // A queued request gives up (deadline, client gone). False if it was not queued (then it was
   // already admitted or rejected).
   bool RequestWithdrawn(RequestId id);
@@ -185,6 +187,7 @@ class Scheduler {
     std::list<RequestId> requests;  // FIFO
     bool preload = false;           // kept until the model runs, even without requests
     bool explained = false;         // the matrix or budget choice for this load was logged
+    bool evict_protected = false;   // a request of it may stop protected models
   };
   // What running a model needs first.
   struct Plan {
@@ -211,10 +214,13 @@ class Scheduler {
   std::vector<std::string> Evictions(const std::string& model,
                                      MatrixDecision* decision = nullptr) const;
   // Evictions, then the memory budget (for a model not running yet) and protection.
-  Plan PlanFor(const std::string& model, MatrixDecision* decision = nullptr) const;
+  // `evict_protected`: protected models may be evicted like the others.
+  Plan PlanFor(const std::string& model, MatrixDecision* decision = nullptr,
+               bool evict_protected = false) const;
   // The models not stopped, except `model` and `skip`, as the budget weighs them.
   std::vector<ResidentModel> Residents(const std::string& model,
-                                       const std::vector<std::string>& skip) const;
+                                       const std::vector<std::string>& skip,
+                                       bool evict_protected = false) const;
   // A learned footprint pushed the running models over a budget: evict idle ones.
   void Rebalance();
   // Queues a new batch behind every batch of the same or a higher priority.

@@ -45,7 +45,8 @@ void Scheduler::SetFootprint(const std::string& model, const Footprint& learned)
 }
 
 std::vector<ResidentModel> Scheduler::Residents(const std::string& model,
-                                                const std::vector<std::string>& skip) const {
+                                                const std::vector<std::string>& skip,
+                                                bool evict_protected) const {
   std::vector<ResidentModel> resident;
   for (const auto& [id, m] : models_) {
     if (id == model || m.phase == ModelPhase::kStopped) continue;
@@ -53,7 +54,7 @@ std::vector<ResidentModel> Scheduler::Residents(const std::string& model,
     ResidentModel r;
     r.model = id;
     r.cost = Cost(id);
-    r.protect = !m.swappable;
+    r.protect = !m.swappable && !evict_protected;
     r.evict_cost = matrix_ ? matrix_->config().EvictCost(id) : 1;
     r.last_used = m.idle_since.time_since_epoch().count();
     if (m.phase == ModelPhase::kStopping) {
@@ -68,14 +69,16 @@ std::vector<ResidentModel> Scheduler::Residents(const std::string& model,
   return resident;
 }
 
-Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* decision) const {
+Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* decision,
+                                   bool evict_protected) const {
   Plan plan;
   plan.evict = Evictions(model, decision);
   const ModelState& target = models_.at(model);
   // The budget weighs a model that is about to start; one already running was weighed then (a
   // larger measurement is the rebalance's business, never a reason to refuse its requests).
   if (!budget_.empty() && target.phase == ModelPhase::kStopped) {
-    BudgetDecision d = FitToBudget(budget_, model, Cost(model), Residents(model, plan.evict));
+    BudgetDecision d =
+        FitToBudget(budget_, model, Cost(model), Residents(model, plan.evict, evict_protected));
     switch (d.verdict) {
       case BudgetDecision::Verdict::kFits:
         break;
@@ -97,7 +100,7 @@ Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* dec
   std::vector<std::string> blocked;
   for (const std::string& other : plan.evict) {
     const ModelState& m = models_.at(other);
-    if (!m.swappable && m.phase != ModelPhase::kStopping &&
+    if (!m.swappable && !evict_protected && m.phase != ModelPhase::kStopping &&
         std::find(plan.protected_models.begin(), plan.protected_models.end(), other) ==
             plan.protected_models.end()) {
       blocked.push_back(other);

@@ -30,7 +30,7 @@ void Scheduler::StopDrained() {
 bool Scheduler::Advance(Batch& b) {
   ModelState& target = models_.at(b.model);
   MatrixDecision decision;
-  const Plan plan = PlanFor(b.model, &decision);
+  const Plan plan = PlanFor(b.model, &decision, b.evict_protected);
   const bool loading = target.phase == ModelPhase::kStopped && !target.stale;
   if (matrix_ && !b.explained && loading) effects_->Explain(b.model, decision.Describe(b.model));
   if (!plan.refusal.ok()) {
@@ -54,6 +54,11 @@ bool Scheduler::Advance(Batch& b) {
     ModelState& other = models_.at(other_id);
     // Never stop a model with requests in flight: its last RequestFinished pumps again.
     if (other.phase == ModelPhase::kReady && other.in_flight == 0) {
+      if (!other.swappable) {
+        effects_->Explain(b.model, "model \"" + other_id +
+                                       "\" (swappable: false) is stopped for a request with a key "
+                                       "of memory.evictProtectedKeys");
+      }
       IssueStop(other_id,
                 plan.by_budget.count(other_id) != 0 ? StopReason::kBudget : StopReason::kSwap);
     }

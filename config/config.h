@@ -91,6 +91,8 @@ struct MemoryConfig {
   // A load that would evict a `swappable: false` model waits for it to go (its ttl, an unload)
   // up to the request's deadline (true), or is refused at once with 503 + Retry-After (false).
   bool wait_for_protected = false;
+  // `evictProtectedKeys`: API keys whose requests may evict `swappable: false` models anyway.
+  std::vector<std::string> evict_protected_keys;
   // How often running models are measured (RSS, VRAM, page cache); 0 disables measuring.
   std::chrono::milliseconds sample_interval{2000};
   Position pos;

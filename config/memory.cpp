@@ -84,6 +84,14 @@ void ReadMemorySection(const YamlEntry& e, FieldReader& fields, MemoryConfig& co
       } else {
         sink.Error(v.pos, "memory.onProtected: must be wait or reject, got " + Describe(v));
       }
+    } else if (key == "evictProtectedKeys") {
+      for (const RawText& k : fields.TextList(m, "memory.")) {
+        if (k.text.empty()) {
+          sink.Error(v.pos, "memory.evictProtectedKeys: an API key must not be empty");
+        } else {
+          config.evict_protected_keys.push_back(k.text);
+        }
+      }
     } else if (key == "sampleInterval") {
       const nlohmann::json n = v.is_scalar() ? ScalarToJson(v) : nullptr;
       if (n.is_number() && n.get<double>() >= 0 && n.get<double>() <= 3600) {

@@ -69,8 +69,8 @@ constexpr std::array<K, 8> kSelectorSupported = {"strategy", "targets",     "set
                                                  "name",     "description", "unlisted", "metadata"};
 constexpr std::array<K, 6> kTimeoutsSupported = {"connect",      "keepalive",      "responseHeader",
                                                  "tlsHandshake", "expectContinue", "idleConn"};
-constexpr std::array<K, 5> kMemorySupported = {"ram", "gpus", "margin", "onProtected",
-                                               "sampleInterval"};
+constexpr std::array<K, 6> kMemorySupported = {
+    "ram", "gpus", "margin", "onProtected", "sampleInterval", "evictProtectedKeys"};
 constexpr std::array<K, 2> kModelMemorySupported = {"ram", "vram"};
 constexpr std::array<K, 1> kStoreSupported = {"path"};
 constexpr std::array<K, 5> kPeerSupported = {"proxy", "apiKey", "models", "filters", "timeouts"};

@@ -288,6 +288,11 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
   auto deadline = Clock::now() + settings_.acquire_timeout;
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
+  // memory.evictProtectedKeys: this request may stop `swappable: false` models to make room.
+  const std::vector<std::string>& override_keys = config()->memory.evict_protected_keys;
+  const bool evict_protected =
+      !override_keys.empty() &&
+      IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
   for (int attempt = 0;; ++attempt) {
     // Called only while the request waits (for a start, a swap, a free slot), every 50 ms: the
     // server learns that this thread blocks, and a request whose client went away leaves the
@@ -297,7 +302,7 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
       ctx.WillBlock();
       return client_gone = ctx.ClientGone();
     };
-    Result<Lease> lease = router_.Acquire(model.id, deadline, cancelled);
+    Result<Lease> lease = router_.Acquire(model.id, deadline, cancelled, evict_protected);
     if (!lease.ok()) {
       SetErrorResponse(res, lease.status());
       if (client_gone) res.status = kClientClosedRequest;

@@ -108,6 +108,21 @@ TEST_CASE("budget: a protected model is not evicted; the request is refused with
   CHECK(h.scheduler.Phase("duo-gpu") == ModelPhase::kReady);  // nothing was stopped for nothing
 }
 
+TEST_CASE("budget: a request with an evictProtectedKeys key may evict a protected model",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["duo-cpu"].swappable = false;
+  Harness h(c);
+  h.Duo();
+  h.scheduler.RequestArrived(3, "solo", /*evict_protected=*/true);
+  CHECK(h.effects.Take() == Log{"stop duo-cpu", "stop duo-gpu"});
+  CHECK(h.effects.StopReasonOf("duo-cpu") == "budget");
+  CHECK_THAT(h.effects.explained_.back(), Catch::Contains("evictProtectedKeys"));
+  h.scheduler.StopFinished("duo-cpu");
+  h.scheduler.StopFinished("duo-gpu");
+  CHECK(h.effects.Take() == Log{"start solo"});
+}
+
 TEST_CASE("budget: with onProtected wait, the request waits until the protected model goes",
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();

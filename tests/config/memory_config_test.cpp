@@ -24,6 +24,7 @@ memory:
   gpus: {0: 3.5GiB, 1: 8589934592}
   onProtected: wait
   sampleInterval: 0.5
+  evictProtectedKeys: [sk-admin]
 models:
   big:
     cmd: "srv --port ${PORT} -m /models/big.gguf"
@@ -46,6 +47,7 @@ models:
   CHECK(m.budget.vram.at(1) == 8 * kGiB);
   CHECK(m.wait_for_protected);
   CHECK(m.sample_interval == std::chrono::milliseconds(500));
+  CHECK(m.evict_protected_keys == std::vector<std::string>{"sk-admin"});
   const ModelConfig& big = Model(r, "big");
   CHECK(big.memory.ram == 10 * kGiB);
   CHECK(big.keep_page_cache);

@@ -108,7 +108,8 @@ TEST_CASE("swapd learns what a model holds in RAM, VRAM and page cache", "[integ
 
 // The duo of examples/duo.yaml, kept together by budgets instead of a group.
 std::string BudgetDuoYaml(int cpu, int gpu, int small, int big, const std::string& cpu_extra = "") {
-  return "memory:\n  ram: 2GiB\n  gpus: {0: 3.5GiB}\n  sampleInterval: 0.2\nmodels:\n" +
+  return "memory:\n  ram: 2GiB\n  gpus: {0: 3.5GiB}\n  sampleInterval: 0.2\n"
+         "  evictProtectedKeys: [sk-admin]\nmodels:\n" +
          FakeModelYaml("duo-cpu", cpu, "", "    memory: {ram: 1GiB}\n" + cpu_extra) +
          FakeModelYaml("duo-gpu", gpu, "--vram-mb 3072",
                        "    memory: {ram: 256MiB, vram: 3GiB}\n") +
@@ -167,6 +168,14 @@ TEST_CASE("budgets: a request that would evict a protected model gets 503 + Retr
              Catch::Contains("duo-cpu") && Catch::Contains("swappable: false"));
   CHECK(StateOf(s, "duo-cpu") == "ready");
   CHECK(StateOf(s, "solo") == "stopped");
+  // A key of memory.evictProtectedKeys may evict it anyway.
+  auto admin = client.Post("/v1/chat/completions", {{"Authorization", "Bearer sk-admin"}},
+                           ChatBody("solo", false), "application/json");
+  REQUIRE(admin);
+  CHECK(admin->status == 200);
+  CHECK(StateOf(s, "duo-cpu") == "stopped");
+  CHECK_THAT(HttpGet(s.base_url, "/logs").body,
+             Catch::Contains("is stopped for a request with a key of memory.evictProtectedKeys"));
   // A model that is too big for the budget at all is refused too, naming the budget.
   const std::string too_big =
       "memory: {ram: 1GiB}\nmodels:\n" +
