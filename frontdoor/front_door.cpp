@@ -289,7 +289,8 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
   // memory.evictProtectedKeys: this request may stop `swappable: false` models to make room.
-  const std::vector<std::string>& override_keys = config()->memory.evict_protected_keys;
+  const std::shared_ptr<const Config> config_now = config();
+  const std::vector<std::string>& override_keys = config_now->memory.evict_protected_keys;
   const bool evict_protected =
       !override_keys.empty() &&
       IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
