@@ -30,6 +30,19 @@ constexpr uint64_t kAwaitTag = uint64_t{1} << 62;
 // in recv wakes this very thread, warm, where the epoll set would wake whichever thread waits.
 constexpr int kDeferAbove = 1;
 
+// Arms again, for one more event, a socket that is already in the epoll set. ThreadSanitizer
+// orders an EPOLL_CTL_ADD before the epoll_wait that reports the socket, but not an
+// EPOLL_CTL_MOD: the thread that takes the event and closes the socket would be reported as
+// racing with this call. TSan builds re-add it instead, which the kernel treats the same.
+int Rearm(int epoll_fd, int fd, epoll_event& ev) {
+#if defined(__SANITIZE_THREAD__)
+  epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+  return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+#else
+  return epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &ev);
+#endif
+}
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
       .count();
@@ -176,7 +189,7 @@ void Http1Server::AcceptAll() {
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLONESHOT;
   ev.data.u64 = kListenerId;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
+  Rearm(epoll_fd_, listen_fd_, ev);
 }
 
 std::shared_ptr<Http1Server::Connection> Http1Server::Take(uint64_t id, ConnectionState state) {
@@ -282,12 +295,11 @@ void Http1Server::Await(const std::shared_ptr<Connection>& c, DeferredStep step)
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
   ev.data.u64 = c->id | kAwaitTag;
-  if (epoll_ctl(epoll_fd_, in_set ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) == 0) return;
+  auto add = [&] { return epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev); };
+  auto rearm = [&] { return Rearm(epoll_fd_, fd, ev); };
+  if ((in_set ? rearm() : add()) == 0) return;
   int error = errno;
-  if (error == (in_set ? ENOENT : EEXIST) &&
-      epoll_ctl(epoll_fd_, in_set ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev) == 0) {
-    return;
-  }
+  if (error == (in_set ? ENOENT : EEXIST) && (in_set ? add() : rearm()) == 0) return;
   // Not seen with a socket (ENOMEM, or ENOSPC beyond fs.epoll.max_user_watches). The step then
   // waits on this thread.
   spdlog::warn(
@@ -325,7 +337,7 @@ void Http1Server::Park(const std::shared_ptr<Connection>& c, Clock::time_point d
   epoll_event ev{};
   ev.events = kConnectionEvents;
   ev.data.u64 = c->id;
-  if (stopping_ || epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->io->fd(), &ev) != 0) Remove(c);
+  if (stopping_ || Rearm(epoll_fd_, c->io->fd(), ev) != 0) Remove(c);
 }
 
 void Http1Server::Remove(const std::shared_ptr<Connection>& c) {
