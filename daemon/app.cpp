@@ -15,6 +15,8 @@
 #include "daemon/check_command.h"
 #include "daemon/config_reloader.h"
 #include "daemon/config_watcher.h"
+#include "daemon/event_feed.h"
+#include "daemon/event_hub.h"
 #include "daemon/footprint_monitor.h"
 #include "daemon/log_hub.h"
 #include "daemon/log_hub_sink.h"
@@ -34,6 +36,32 @@ void SetUpLogging(const std::string& level, std::shared_ptr<LogHub> hub) {
   TeeDefaultLoggerInto(std::move(hub));  // GET /logs shows swapd's own lines too
   spdlog::set_level(spdlog::level::from_str(level.empty() ? "info" : level));
   spdlog::flush_on(spdlog::level::info);
+}
+
+// What the Router's events reach: the metrics, the footprint monitor (a model just ready is
+// measured while it is fresh) and the /api/events feed.
+RouterEvents RouterEventsFor(Metrics& metrics, FootprintMonitor& memory, EventFeed& feed) {
+  RouterEvents events = metrics.RouterHooks();
+  events.on_start = [&feed, counted = events.on_start](const std::string& model) {
+    if (counted) counted(model);
+    feed.LoadStarted(model);
+  };
+  events.on_start_finished = [&memory, &feed, counted = events.on_start_finished](
+                                 const std::string& model, bool ok,
+                                 std::chrono::steady_clock::duration took) {
+    if (counted) counted(model, ok, took);
+    if (ok) memory.SampleSoon();
+    feed.LoadFinished(model, ok, took);
+  };
+  events.on_crash = [&feed, counted = events.on_crash](const std::string& model) {
+    if (counted) counted(model);
+    feed.Poke();
+  };
+  events.on_stop = [&feed, counted = events.on_stop](const std::string& model, const char* reason) {
+    if (counted) counted(model, reason);
+    feed.Poke();
+  };
+  return events;
 }
 
 }  // namespace
@@ -88,14 +116,6 @@ int App::Run() {
   }
   // Measures the running models; stops before the Router.
   FootprintMonitor memory(router, config, std::move(store));
-  RouterEvents router_events = metrics.RouterHooks();
-  router_events.on_start_finished = [&memory, counted = router_events.on_start_finished](
-                                        const std::string& model, bool ok,
-                                        std::chrono::steady_clock::duration took) {
-    if (counted) counted(model, ok, took);
-    if (ok) memory.SampleSoon();  // learn its footprint while it is fresh
-  };
-  router.SetEvents(std::move(router_events));
   FrontDoorSettings server_settings;
   server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
   server_settings.peer_check_interval = options_.peer_check_interval;
@@ -107,6 +127,11 @@ int App::Run() {
   server_events.on_refused = [&metrics](const std::string& model, const std::string& route,
                                         int status) { metrics.CountRequest(model, route, status); };
   FrontDoor server(config, router, server_events, server_settings);
+  // /api/events: its feed watches the Router and the profile; stops before the Router.
+  auto events = std::make_shared<EventHub>();
+  EventFeed feed(router, server, *events);
+  events->SetOnSubscribe([&feed] { feed.Poke(); });
+  router.SetEvents(RouterEventsFor(metrics, memory, feed));
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
     slot_store->Configure(SlotStore::Settings::From(*next));
     ConfigDiff diff = router.Reconfigure(next);
@@ -121,9 +146,10 @@ int App::Run() {
     NotifyReloaded();
     return outcome;
   };
-  AddServiceRoutes(server, router, metrics, memory,
+  AddServiceRoutes(server, router, metrics, memory, *events,
                    [&] { return reload("POST /api/config/reload"); });
   AddLogRoutes(server, log_hub);
+  AddEventRoutes(server, events, log_hub);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());
     return 1;

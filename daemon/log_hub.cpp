@@ -42,6 +42,7 @@ void LogHub::Append(std::string_view source, std::string_view text) {
     s->pending.push_back(line);
     s->ready.notify_one();
   }
+  if (listener_) listener_(line);
   history_bytes_ += line.text.size();
   history_.push_back(std::move(line));
   while (!history_.empty() &&
@@ -58,6 +59,16 @@ std::vector<LogLine> LogHub::History(const std::string& source) const {
     if (source.empty() || line.source == source) out.push_back(line);
   }
   return out;
+}
+
+void LogHub::WithHistory(const std::function<void(const std::vector<LogLine>&)>& use) const {
+  std::lock_guard lock(mu_);
+  use(std::vector<LogLine>(history_.begin(), history_.end()));
+}
+
+void LogHub::SetListener(std::function<void(const LogLine&)> listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
 }
 
 std::vector<LogLine> LogHub::Tail(const std::string& source, size_t lines) const {

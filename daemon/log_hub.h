@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,14 @@ class LogHub {
   // The last `lines` lines of `source`, oldest first.
   std::vector<LogLine> Tail(const std::string& source, size_t lines) const;
 
+  // Runs `use` with the whole history, oldest first, before any later line is appended or told
+  // to the listener (a reader of both then misses nothing and sees nothing twice).
+  void WithHistory(const std::function<void(const std::vector<LogLine>&)>& use) const;
+
+  // Told of every line as it is appended, in order, under the hub's lock: it must be quick and
+  // must not log. Replaces the previous listener.
+  void SetListener(std::function<void(const LogLine&)> listener);
+
   // Live lines of `source` (all when empty), preceded by the matching history when
   // `with_history`. The subscription ends when the returned object is destroyed.
   std::unique_ptr<Subscription> Subscribe(const std::string& source, bool with_history);
@@ -62,6 +71,7 @@ class LogHub {
   std::deque<LogLine> history_;                         // Guarded by mu_
   size_t history_bytes_ = 0;                            // Guarded by mu_
   std::list<std::shared_ptr<Subscriber>> subscribers_;  // Guarded by mu_
+  std::function<void(const LogLine&)> listener_;        // Guarded by mu_
 };
 
 // One live reader. Used by one thread at a time.

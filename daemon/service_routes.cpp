@@ -4,6 +4,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "daemon/event_hub.h"
 #include "daemon/footprint_monitor.h"
 #include "daemon/memory_json.h"
 #include "daemon/metrics.h"
@@ -67,14 +68,16 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Fro
 }  // namespace
 
 void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
-                      const FootprintMonitor& memory, std::function<ReloadOutcome()> reload) {
-  door.AddRoute(
-      "GET", "/metrics",
-      [&router, &metrics, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
-        const std::vector<ModelSnapshot> snapshot = router.Snapshot();
-        res.SetBody(metrics.RenderPrometheus(snapshot) + memory.RenderPrometheus(snapshot),
-                    "text/plain; version=0.0.4");
-      });
+                      const FootprintMonitor& memory, const EventHub& events,
+                      std::function<ReloadOutcome()> reload) {
+  door.AddRoute("GET", "/metrics",
+                [&router, &metrics, &memory, &events](const HttpRequest&, HttpResponse& res,
+                                                      RequestContext&) {
+                  const std::vector<ModelSnapshot> snapshot = router.Snapshot();
+                  res.SetBody(metrics.RenderPrometheus(snapshot) +
+                                  memory.RenderPrometheus(snapshot) + EventMetricsText(events),
+                              "text/plain; version=0.0.4");
+                });
   door.AddRoute(
       "GET", "/api/models",
       [&router, &metrics, &door, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {

@@ -29,7 +29,8 @@ std::string Joined(const std::vector<std::string>& list) {
   return out;
 }
 
-// `capabilities` rendered as llama-swap renders them (OpenRouter's shape of a model entry).
+}  // namespace
+
 void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
   if (!caps.in.empty() || !caps.out.empty()) {
     item["architecture"] = {{"input_modalities", caps.in},
@@ -51,8 +52,6 @@ void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
     item["meta"]["n_ctx"] = caps.context;
   }
 }
-
-}  // namespace
 
 nlohmann::json ModelListEntry(const Config& config, const std::string& id, int64_t created,
                               bool loaded) {

@@ -15,4 +15,8 @@ namespace swapd {
 nlohmann::json ModelListEntry(const Config& config, const std::string& id, int64_t created,
                               bool loaded);
 
+// Adds a model's `capabilities` to its list entry as llama-swap renders them (OpenRouter's shape):
+// architecture, capabilities, supported_parameters, context_length.
+void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item);
+
 }  // namespace swapd

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <functional>
@@ -220,7 +221,9 @@ ClientConnection::Progress ClientConnection::Drain() {
   return Progress::kClosed;
 }
 
-bool ClientConnection::SendAll(iovec* iov, int count) {
+bool ClientConnection::SendAll(iovec* iov, int count, const std::atomic<bool>* stopping) {
+  // A stopping server looks up this often from a client that takes nothing.
+  constexpr std::chrono::milliseconds kStopCheck(200);
   const auto deadline = Clock::now() + limits_.write_timeout;
   while (count > 0) {
     msghdr msg{};
@@ -230,9 +233,9 @@ bool ClientConnection::SendAll(iovec* iov, int count) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return false;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0 || (stopping != nullptr && *stopping)) return false;
+      if (stopping != nullptr) left = std::min(left, kStopCheck);
       pollfd p{fd_, POLLOUT, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) return false;
       continue;
@@ -350,7 +353,8 @@ class ChunkWriter final : public BodyWriter {
 
 bool ClientConnection::WriteStreamed(HttpResponse& res, bool chunked,
                                      const std::atomic<bool>& stopping, RequestContext& context) {
-  ChunkWriter out(chunked, [this](iovec* iov, int count) { return SendAll(iov, count); });
+  ChunkWriter out(
+      chunked, [this, &stopping](iovec* iov, int count) { return SendAll(iov, count, &stopping); });
   while (!out.done()) {
     out.TakeWrote();
     if (!res.stream->next(out, context) || !out.ok()) return false;

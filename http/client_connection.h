@@ -68,7 +68,9 @@ class ClientConnection {
   Progress Refuse(int status, const std::string& message);
   // Reads and drops what is readable now: kClosed at the client's end (or after too much).
   Progress Drain();
-  bool SendAll(iovec* iov, int count);
+  // Sends everything, waiting for the client up to write_timeout without progress; false when it
+  // broke, timed out, or (`stopping` given) the server stopped meanwhile.
+  bool SendAll(iovec* iov, int count, const std::atomic<bool>* stopping = nullptr);
   bool WriteStreamed(HttpResponse& res, bool chunked, const std::atomic<bool>& stopping,
                      RequestContext& context);
 

@@ -7,13 +7,14 @@
 #   [http1]               the front door's HTTP/1.1 server: its thread pool over one epoll set
 #   [reload]              reload while requests are in flight
 #   [memory]              the memory meters and FootprintMonitor beside the Router (real swapd)
+#   [events]              /api/events: its hub, the feed's thread, the log listener (real swapd)
 # TSAN_TAGS="[scheduler]" runs other tags. Every process (swapd_tests and the swapd and
 # fake-llama-server it starts, all built with TSan) writes its reports to build-tsan/tsan-logs/;
 # any report, or a failed test, fails the job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=build-tsan
-tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1],[memory]}"
+tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1],[memory],[events]}"
 
 started=$SECONDS
 BUILD_DIR="$build_dir" SWAPD_SANITIZE=thread scripts/build.sh >/dev/null

@@ -1,0 +1,91 @@
+// EventHub: the frames of GET /api/events (Server-Sent Events), as llama-swap sends them:
+// "event:message\ndata:{"type":T,"data":"<the event's JSON, as a string>"}\n\n".
+// Each frame is rendered once and shared by every reader. Every reader has a bounded queue: one
+// that does not keep up loses events (counted, per reader and in total), and never slows the
+// publisher. The latest frame of each state type (modelStatus, profileChanged) is kept: a new
+// reader gets those first, and a reader that lost events gets them again, so its picture of the
+// models is current again.
+// Thread safe. Publishing never logs (log lines are published from the log sink).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace swapd {
+
+using EventFrame = std::shared_ptr<const std::string>;
+
+// The SSE frame of an event of `type` whose payload is `data`.
+EventFrame MakeEventFrame(std::string_view type, const nlohmann::json& data);
+
+class EventHub {
+ public:
+  class Subscription;
+
+  explicit EventHub(size_t queue_frames = 1024);
+  ~EventHub();
+
+  // Sends to every reader.
+  void Publish(std::string_view type, const nlohmann::json& data);
+  // Sends to every reader, and keeps it as the state of `type` for readers yet to come.
+  void PublishState(std::string_view type, const nlohmann::json& data);
+
+  // A new reader. Its queue starts with `initial` (not counted against the bound), then the
+  // kept states. `on_subscribe`, if set, is told afterwards (without the hub's lock).
+  std::unique_ptr<Subscription> Subscribe(std::vector<EventFrame> initial = {});
+  void SetOnSubscribe(std::function<void()> on_subscribe);
+
+  size_t readers() const;
+  uint64_t dropped() const;  // frames lost by slow readers, since the start
+
+ private:
+  friend class Subscription;
+  struct Reader;
+
+  void Deliver(const EventFrame& frame);  // mu_ held
+
+  const size_t queue_frames_;
+  mutable std::mutex mu_;
+  std::list<std::shared_ptr<Reader>> readers_;              // Guarded by mu_
+  std::vector<std::pair<std::string, EventFrame>> states_;  // Guarded by mu_; by first use
+  uint64_t dropped_ = 0;                                    // Guarded by mu_
+  std::function<void()> on_subscribe_;                      // Guarded by mu_
+};
+
+// The hub's Prometheus lines: swapd_event_readers, swapd_events_dropped_total.
+std::string EventMetricsText(const EventHub& hub);
+
+// One reader. Used by one thread at a time.
+class EventHub::Subscription {
+ public:
+  ~Subscription();
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+  struct Batch {
+    std::vector<EventFrame> frames;
+    uint64_t dropped = 0;  // lost since the last batch (the kept states follow, again)
+  };
+  // The frames that arrived since the last call, waiting up to `timeout` for at least one.
+  Batch Next(std::chrono::milliseconds timeout);
+
+ private:
+  friend class EventHub;
+  Subscription(EventHub* hub, std::shared_ptr<Reader> reader);
+
+  EventHub* hub_;  // not owned; outlives the subscription
+  std::shared_ptr<Reader> reader_;
+};
+
+}  // namespace swapd

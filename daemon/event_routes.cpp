@@ -1,0 +1,100 @@
+// GET /api/events. The stream waits for frames with a short timeout, so that a stopping server
+// and a shutdown end it promptly, and sends an SSE comment after a quiet while: a client that
+// left is noticed, and proxies in between keep the connection.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "daemon/event_hub.h"
+#include "daemon/log_hub.h"
+#include "daemon/service_routes.h"
+
+namespace swapd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kStreamPoll = std::chrono::milliseconds(200);
+constexpr auto kKeepAliveAfter = std::chrono::seconds(15);
+// A slow reader's losses are logged at most this often: each log line is an event too.
+constexpr auto kDropWarningEvery = std::chrono::seconds(10);
+
+// One stream's state, on the thread that writes it.
+struct Reader {
+  std::unique_ptr<EventHub::Subscription> subscription;
+  std::string address;
+  Clock::time_point quiet_since;  // the last write
+  Clock::time_point warned_at;    // the last warning about lost events
+  uint64_t unwarned = 0;          // lost since then
+
+  void Dropped(uint64_t dropped, Clock::time_point now) {
+    unwarned += dropped;
+    if (unwarned == 0 || now - warned_at < kDropWarningEvery) return;
+    spdlog::warn("/api/events reader {} is too slow: {} events dropped", address, unwarned);
+    unwarned = 0;
+    warned_at = now;
+  }
+};
+
+// The history as llama-swap's two logData events: swapd's own lines, then the backends'.
+std::vector<EventFrame> HistoryFrames(const std::vector<LogLine>& history) {
+  std::string proxy;
+  std::vector<LogLine> upstream;
+  for (const LogLine& line : history) {
+    if (line.source == LogHub::kSwapdSource) {
+      proxy += line.text + '\n';
+    } else {
+      upstream.push_back(line);
+    }
+  }
+  return {MakeEventFrame("logData", {{"source", "proxy"}, {"data", proxy}}),
+          MakeEventFrame("logData", {{"source", "upstream"}, {"data", FormatLogLines(upstream)}})};
+}
+
+nlohmann::json LogDataJson(const LogLine& line) {
+  if (line.source == LogHub::kSwapdSource) {
+    return {{"source", "proxy"}, {"data", line.text + '\n'}};
+  }
+  return {{"source", "upstream"}, {"data", FormatLogLines({line})}};
+}
+
+}  // namespace
+
+void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
+                    std::shared_ptr<LogHub> logs) {
+  logs->SetListener(
+      [events](const LogLine& line) { events->Publish("logData", LogDataJson(line)); });
+  door.AddRoute(
+      "GET", "/api/events",
+      [&door, events, logs](const HttpRequest& req, HttpResponse& res, RequestContext&) {
+        auto reader = std::make_shared<Reader>();
+        // Under the log's lock: no line is both in the history and sent live.
+        logs->WithHistory([&](const std::vector<LogLine>& history) {
+          reader->subscription = events->Subscribe(HistoryFrames(history));
+        });
+        reader->address = req.remote_addr;
+        reader->quiet_since = Clock::now();
+        res.headers.Set("Cache-Control", "no-cache");
+        res.headers.Set("X-Accel-Buffering", "no");
+        res.SetStream("text/event-stream", [&door, reader](BodyWriter& out, RequestContext&) {
+          if (door.shutting_down()) {
+            out.End();
+            return true;
+          }
+          EventHub::Subscription::Batch batch = reader->subscription->Next(kStreamPoll);
+          const auto now = Clock::now();
+          reader->Dropped(batch.dropped, now);
+          if (batch.frames.empty()) {
+            if (now - reader->quiet_since < kKeepAliveAfter) return true;
+            reader->quiet_since = now;
+            return out.Write(":\n\n");
+          }
+          reader->quiet_since = now;
+          std::string text;
+          for (const EventFrame& frame : batch.frames) text += *frame;
+          return out.Write(text);
+        });
+      });
+}
+
+}  // namespace swapd
