@@ -1,6 +1,5 @@
 #include "daemon/history_store.h"
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 namespace swapd {
@@ -14,30 +13,6 @@ constexpr const char* kSchema =
     " vram TEXT NOT NULL, learned_ram INTEGER NOT NULL, learned_vram TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS swapd_footprints_by_model"
     " ON swapd_footprints (model, definition, id);";
-
-// A prepared statement, finalized at the end of its scope.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Statement() { sqlite3_finalize(s_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return ok_ == SQLITE_OK; }
-  sqlite3_stmt* get() const { return s_; }
-  void Bind(int i, const std::string& text) {
-    sqlite3_bind_text(s_, i, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void Bind(int i, int64_t value) { sqlite3_bind_int64(s_, i, value); }
-  std::string Text(int column) const {
-    const unsigned char* text = sqlite3_column_text(s_, column);
-    return text == nullptr ? std::string() : reinterpret_cast<const char*>(text);
-  }
-  int64_t Int(int column) const { return sqlite3_column_int64(s_, column); }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-  int ok_ = SQLITE_ERROR;
-};
 
 std::string VramText(const std::map<int, int64_t>& vram) {
   nlohmann::json j = nlohmann::json::object();
@@ -73,43 +48,19 @@ Footprint LearnedOf(int64_t ram, const std::string& vram_text) {
 }  // namespace
 
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) {
-    return Status::Error(ErrorCode::kInternal, "store " + path + ": cannot create " +
-                                                   parent.string() + ": " + ec.message());
-  }
-  sqlite3* db = nullptr;
-  const int opened = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  std::unique_ptr<HistoryStore> store(new HistoryStore(db, path));
-  if (opened != SQLITE_OK) return store->Error("cannot open it");
-  sqlite3_busy_timeout(db, 1000);
-  for (const char* sql : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", kSchema}) {
-    if (Status s = store->Exec(sql); !s.ok()) return s;
-  }
-  return store;
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path, kSchema);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<HistoryStore>(new HistoryStore(std::move(db).value()));
 }
 
-HistoryStore::~HistoryStore() { sqlite3_close_v2(db_); }
-
-Status HistoryStore::Error(const std::string& what) const {
-  const char* message = db_ == nullptr ? "out of memory" : sqlite3_errmsg(db_);
-  return Status::Error(ErrorCode::kInternal, "store " + path_ + ": " + what + ": " + message);
-}
-
-Status HistoryStore::Exec(const char* sql) {
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Error(sql);
-  return Status::Ok();
-}
+HistoryStore::~HistoryStore() = default;
 
 Status HistoryStore::Record(const FootprintRecord& r) {
   std::lock_guard lock(mu_);
-  Statement insert(db_,
+  Statement insert(*db_,
                    "INSERT INTO swapd_footprints (model, definition, at, rss, anon, file, shmem,"
                    " vram, learned_ram, learned_vram) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  if (!insert.ok()) return Error("recording a footprint");
+  if (!insert.ok()) return db_->Error("recording a footprint");
   insert.Bind(1, r.model);
   insert.Bind(2, r.definition);
   insert.Bind(3, r.at);
@@ -122,46 +73,46 @@ Status HistoryStore::Record(const FootprintRecord& r) {
   std::map<int, int64_t> learned_vram;
   for (const auto& [gpu, bytes] : r.learned.vram) learned_vram[gpu] = static_cast<int64_t>(bytes);
   insert.Bind(10, VramText(learned_vram));
-  if (sqlite3_step(insert.get()) != SQLITE_DONE) return Error("recording a footprint");
+  if (insert.Step() != SQLITE_DONE) return db_->Error("recording a footprint");
   // Keep the last kRowsPerModel rows of this model and definition.
-  Statement prune(db_,
+  Statement prune(*db_,
                   "DELETE FROM swapd_footprints WHERE model = ?1 AND definition = ?2 AND id <="
                   " (SELECT id FROM swapd_footprints WHERE model = ?1 AND definition = ?2"
                   " ORDER BY id DESC LIMIT 1 OFFSET ?3)");
-  if (!prune.ok()) return Error("pruning old footprints");
+  if (!prune.ok()) return db_->Error("pruning old footprints");
   prune.Bind(1, r.model);
   prune.Bind(2, r.definition);
   prune.Bind(3, static_cast<int64_t>(kRowsPerModel));
-  if (sqlite3_step(prune.get()) != SQLITE_DONE) return Error("pruning old footprints");
+  if (prune.Step() != SQLITE_DONE) return db_->Error("pruning old footprints");
   return Status::Ok();
 }
 
 Result<std::map<std::pair<std::string, std::string>, Footprint>> HistoryStore::LatestFootprints() {
   std::lock_guard lock(mu_);
-  Statement q(db_,
+  Statement q(*db_,
               "SELECT model, definition, learned_ram, learned_vram FROM swapd_footprints"
               " WHERE id IN (SELECT MAX(id) FROM swapd_footprints GROUP BY model, definition)");
-  if (!q.ok()) return Error("reading footprints");
+  if (!q.ok()) return db_->Error("reading footprints");
   std::map<std::pair<std::string, std::string>, Footprint> out;
   int step;
-  while ((step = sqlite3_step(q.get())) == SQLITE_ROW) {
+  while ((step = q.Step()) == SQLITE_ROW) {
     out[{q.Text(0), q.Text(1)}] = LearnedOf(q.Int(2), q.Text(3));
   }
-  if (step != SQLITE_DONE) return Error("reading footprints");
+  if (step != SQLITE_DONE) return db_->Error("reading footprints");
   return out;
 }
 
 Result<std::vector<FootprintRecord>> HistoryStore::History(const std::string& model, int limit) {
   std::lock_guard lock(mu_);
-  Statement q(db_,
+  Statement q(*db_,
               "SELECT definition, at, rss, anon, file, shmem, vram, learned_ram, learned_vram"
               " FROM swapd_footprints WHERE model = ? ORDER BY id DESC LIMIT ?");
-  if (!q.ok()) return Error("reading footprints");
+  if (!q.ok()) return db_->Error("reading footprints");
   q.Bind(1, model);
   q.Bind(2, static_cast<int64_t>(limit));
   std::vector<FootprintRecord> out;
   int step;
-  while ((step = sqlite3_step(q.get())) == SQLITE_ROW) {
+  while ((step = q.Step()) == SQLITE_ROW) {
     FootprintRecord r;
     r.model = model;
     r.definition = q.Text(0);
@@ -174,7 +125,7 @@ Result<std::vector<FootprintRecord>> HistoryStore::History(const std::string& mo
     r.learned = LearnedOf(q.Int(7), q.Text(8));
     out.push_back(std::move(r));
   }
-  if (step != SQLITE_DONE) return Error("reading footprints");
+  if (step != SQLITE_DONE) return db_->Error("reading footprints");
   return out;
 }
 

@@ -7,8 +7,6 @@
 // block on disk I/O, so they never run on a request's path.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +18,7 @@
 #include "backends/residency_policy.h"
 #include "base/status.h"
 #include "daemon/memory_meter.h"
+#include "daemon/sqlite_db.h"
 
 namespace swapd {
 
@@ -48,16 +47,13 @@ class HistoryStore {
   // The last `limit` records of one model, newest first (any definition).
   Result<std::vector<FootprintRecord>> History(const std::string& model, int limit);
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return db_->path(); }
 
  private:
-  HistoryStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  Status Exec(const char* sql);
-  Status Error(const std::string& what) const;
+  explicit HistoryStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
 
   std::mutex mu_;
-  sqlite3* const db_;  // guarded by mu_
-  const std::string path_;
+  const std::unique_ptr<SqliteDb> db_;  // used under mu_
 };
 
 }  // namespace swapd

@@ -1,6 +1,8 @@
 #include "daemon/memory_json.h"
 
-#include <ctime>
+#include <chrono>
+
+#include "daemon/time_text.h"
 
 namespace swapd {
 namespace {
@@ -9,15 +11,6 @@ nlohmann::json Vram(const std::map<int, uint64_t>& vram) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [gpu, bytes] : vram) out[std::to_string(gpu)] = bytes;
   return out;
-}
-
-std::string Iso8601(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 }  // namespace
@@ -60,10 +53,12 @@ nlohmann::json ModelMemoryJson(const ModelConfig* definition, const ModelSnapsho
   for (const auto& [gpu, bytes] : measured->vram) {
     vram[std::to_string(gpu)] = bytes >= 0 ? nlohmann::json(bytes) : nlohmann::json(nullptr);
   }
-  out["measured"] = {
-      {"at", Iso8601(measured->measured_at)},        {"pid", measured->pid},
-      {"rss_bytes", measured->process.rss},          {"anon_bytes", measured->process.anon},
-      {"file_mapped_bytes", measured->process.file}, {"vram_bytes", std::move(vram)}};
+  out["measured"] = {{"at", Rfc3339(std::chrono::system_clock::to_time_t(measured->measured_at))},
+                     {"pid", measured->pid},
+                     {"rss_bytes", measured->process.rss},
+                     {"anon_bytes", measured->process.anon},
+                     {"file_mapped_bytes", measured->process.file},
+                     {"vram_bytes", std::move(vram)}};
   return out;
 }
 

@@ -2,13 +2,12 @@
 // that drop and then resend the states), modelStatus's shape from a real config; then the real
 // swapd with fake backends: the frames on connect, a model's status and loading events live, a
 // reader that never reads (swapd keeps serving and counts what it drops), the end at shutdown.
-#include <httplib.h>
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-#include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "config/loader.h"
 #include "daemon/event_feed.h"
@@ -186,34 +185,17 @@ peers:
                           {"peerID", "far"}});
 }
 
-// One GET /api/events on its own connection, read and decoded on a thread until destroyed.
+// One GET /api/events on its own connection (HTTP/1.0: the body is the stream itself, until the
+// server closes it), read and decoded on a thread until destroyed.
 class EventStream {
  public:
-  explicit EventStream(const std::string& url) : client_(url) {
-    client_.set_read_timeout(60, 0);
-    done_ = std::async(std::launch::async, [this] {
-      return client_.Get(
-          "/api/events",
-          [&](const httplib::Response& r) {
-            status_ = r.status;
-            opened_.Raise();
-            return true;
-          },
-          [&](const char* data, size_t n) {
-            std::lock_guard lock(mu_);
-            pending_.append(data, n);
-            if (!TakeEvents(pending_, events_)) malformed_ = true;
-            return !stop_ && !malformed_;
-          });
-    });
+  explicit EventStream(const std::string& url)
+      : connection_(std::stoi(url.substr(url.rfind(':') + 1))) {
+    reader_ = std::thread([this] { Read(); });
   }
   ~EventStream() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    client_.stop();
-    done_.wait();
+    stop_ = true;
+    reader_.join();
   }
   bool Opened() { return opened_.Wait(20s) && status_ == 200; }
   std::vector<Event> Events() {
@@ -221,41 +203,55 @@ class EventStream {
     CHECK_FALSE(malformed_);
     return events_;
   }
-  // Waits until an event after the first `from` satisfies `match`.
-  bool WaitFor(const std::function<bool(const Event&)>& match, size_t from = 0) {
-    return testing::WaitFor(
-               [&] {
-                 std::lock_guard lock(mu_);
-                 for (; from < events_.size(); ++from) {
-                   if (match(events_[from])) return true;
-                 }
-                 return malformed_;
-               },
-               60s, 20ms) &&
-           !Malformed();
-  }
   size_t Count() {
     std::lock_guard lock(mu_);
     return events_.size();
   }
-  bool Malformed() {
-    std::lock_guard lock(mu_);
-    return malformed_;
+  // Waits until an event after the first `from` satisfies `match`.
+  bool WaitFor(const std::function<bool(const Event&)>& match, size_t from = 0) {
+    bool malformed = false;
+    const bool found = testing::WaitFor(
+        [&] {
+          std::lock_guard lock(mu_);
+          for (; from < events_.size(); ++from) {
+            if (match(events_[from])) return true;
+          }
+          malformed = malformed_;
+          return malformed;
+        },
+        60s, 20ms);
+    return found && !malformed;
   }
+  // The server closed the stream.
   bool Ended(std::chrono::milliseconds timeout) {
-    return done_.wait_for(timeout) == std::future_status::ready;
+    return testing::WaitFor([&] { return ended_.load(); }, timeout);
   }
 
  private:
-  httplib::Client client_;
+  void Read() {
+    if (!connection_.Send("GET /api/events HTTP/1.0\r\n\r\n")) return opened_.Raise();
+    status_ = RawStatus(connection_.ReadUntil("\r\n\r\n"));
+    opened_.Raise();
+    while (!stop_) {
+      std::string bytes = connection_.Read(1 << 16, 100ms);
+      if (bytes.empty() && connection_.eof()) break;
+      std::lock_guard lock(mu_);
+      pending_ += bytes;
+      if (!TakeEvents(pending_, events_)) malformed_ = true;
+    }
+    ended_ = connection_.eof();
+  }
+
+  RawConnection connection_;
   Latch opened_;
   std::atomic<int> status_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> ended_{false};
   std::mutex mu_;
   std::string pending_;        // Guarded by mu_; an incomplete frame
   std::vector<Event> events_;  // Guarded by mu_
   bool malformed_ = false;     // Guarded by mu_
-  bool stop_ = false;          // Guarded by mu_
-  std::future<httplib::Result> done_;
+  std::thread reader_;
 };
 
 std::string StateOf(const Event& e, const std::string& model) {
