@@ -12,6 +12,7 @@
 #include "backends/process_backend.h"
 #include "backends/router.h"
 #include "config/loader.h"
+#include "daemon/activity_log.h"
 #include "daemon/check_command.h"
 #include "daemon/config_reloader.h"
 #include "daemon/config_watcher.h"
@@ -76,6 +77,7 @@ int App::Run() {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the daemon
+  signal(SIGXFSZ, SIG_IGN);  // past a file-size limit a write fails (and is reported), no more
 
   auto log_hub = std::make_shared<LogHub>();
   SetUpLogging(options_.log_level, log_hub);
@@ -119,16 +121,25 @@ int App::Run() {
   FrontDoorSettings server_settings;
   server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
   server_settings.peer_check_interval = options_.peer_check_interval;
+  auto events = std::make_shared<EventHub>();  // GET /api/events
+  // The request history (GET /api/metrics/activity); written after the server stopped.
+  std::unique_ptr<ActivityStore> activity_store = OpenActivityStore(config->store_path);
+  if (!activity_store) return 1;
+  ActivityLog activity(std::move(activity_store), [events](int64_t id) {
+    events->Publish("activity", {{"id", id}});
+  });
   FrontDoorEvents server_events;
-  server_events.on_proxied = [&metrics, &memory](const ProxyRecord& record) {
+  server_events.on_proxied = [&metrics, &memory, &activity](const ProxyRecord& record) {
     metrics.RecordRequest(record);
+    activity.Record(ActivityEntryOf(record));
     memory.SampleSoon();  // a request may have grown the model's KV cache
   };
-  server_events.on_refused = [&metrics](const std::string& model, const std::string& route,
-                                        int status) { metrics.CountRequest(model, route, status); };
+  server_events.on_refused = [&metrics, &activity](const ProxyRecord& record) {
+    metrics.CountRequest(record.model_id, record.route, record.status);
+    activity.Record(ActivityEntryOf(record));
+  };
   FrontDoor server(config, router, server_events, server_settings);
-  // /api/events: its feed watches the Router and the profile; stops before the Router.
-  auto events = std::make_shared<EventHub>();
+  // The /api/events feed watches the Router and the profile; stops before the Router.
   EventFeed feed(router, server, *events);
   events->SetOnSubscribe([&feed] { feed.Poke(); });
   router.SetEvents(RouterEventsFor(metrics, memory, feed));
@@ -146,10 +157,13 @@ int App::Run() {
     NotifyReloaded();
     return outcome;
   };
-  AddServiceRoutes(server, router, metrics, memory, *events,
-                   [&] { return reload("POST /api/config/reload"); });
+  AddServiceRoutes(
+      server, router, metrics, memory,
+      [&] { return EventMetricsText(*events) + ActivityMetricsText(activity); },
+      [&] { return reload("POST /api/config/reload"); });
   AddLogRoutes(server, log_hub);
   AddEventRoutes(server, events, log_hub);
+  AddActivityRoutes(server, activity);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());
     return 1;

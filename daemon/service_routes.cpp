@@ -4,7 +4,6 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "daemon/event_hub.h"
 #include "daemon/footprint_monitor.h"
 #include "daemon/memory_json.h"
 #include "daemon/metrics.h"
@@ -68,14 +67,15 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Fro
 }  // namespace
 
 void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
-                      const FootprintMonitor& memory, const EventHub& events,
+                      const FootprintMonitor& memory, std::function<std::string()> more_metrics,
                       std::function<ReloadOutcome()> reload) {
   door.AddRoute("GET", "/metrics",
-                [&router, &metrics, &memory, &events](const HttpRequest&, HttpResponse& res,
-                                                      RequestContext&) {
+                [&router, &metrics, &memory, more_metrics = std::move(more_metrics)](
+                    const HttpRequest&, HttpResponse& res, RequestContext&) {
                   const std::vector<ModelSnapshot> snapshot = router.Snapshot();
                   res.SetBody(metrics.RenderPrometheus(snapshot) +
-                                  memory.RenderPrometheus(snapshot) + EventMetricsText(events),
+                                  memory.RenderPrometheus(snapshot) +
+                                  (more_metrics ? more_metrics() : ""),
                               "text/plain; version=0.0.4");
                 });
   door.AddRoute(

@@ -1,7 +1,8 @@
 // The service's own routes, added to the FrontDoor by the App: GET /metrics (Prometheus),
 // GET /api/models (every model's state, counters, memory and last log lines; the budgets),
 // POST /api/config/reload,
-// the log routes GET /logs, GET /logs/stream and GET /logs/stream/{model}, and GET /api/events.
+// the log routes GET /logs, GET /logs/stream and GET /logs/stream/{model}, GET /api/events, and
+// the request history GET /api/metrics/activity and /api/metrics/stats.
 // The handlers run on the front door's threads; what they use must outlive the FrontDoor.
 #pragma once
 
@@ -14,15 +15,16 @@
 
 namespace swapd {
 
+class ActivityLog;
 class EventHub;
 class FootprintMonitor;
 class LogHub;
 class Metrics;
 
 // Adds /metrics, /api/models and POST /api/config/reload (which runs `reload`). `memory` adds the
-// measured footprints and budgets to both; `events` its readers and drops to /metrics.
+// measured footprints and budgets to both; `more_metrics` appends its lines to /metrics.
 void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
-                      const FootprintMonitor& memory, const EventHub& events,
+                      const FootprintMonitor& memory, std::function<std::string()> more_metrics,
                       std::function<ReloadOutcome()> reload);
 
 // Adds /logs, /logs/stream and /logs/stream/{model}, read from `hub`.
@@ -34,5 +36,10 @@ void AddLogRoutes(FrontDoor& door, std::shared_ptr<LogHub> hub);
 // send each new line to `events` as logData.
 void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
                     std::shared_ptr<LogHub> logs);
+
+// Adds GET /api/metrics/activity (the request history: ?model= (repeatable), start, end
+// (RFC 3339), min_id, max_id, limit (1-999, 25), page, sort, order, as llama-swap) and
+// GET /api/metrics/stats (?model=: totals and speed histograms), read from `activity`.
+void AddActivityRoutes(FrontDoor& door, ActivityLog& activity);
 
 }  // namespace swapd

@@ -283,9 +283,26 @@ void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, Reques
   Dispatch(*model, req, target, req.body, res, ctx);
 }
 
+void FrontDoor::Refused(const std::string& model, const std::string& route, const HttpRequest& req,
+                        const HttpResponse& res, std::string error,
+                        std::chrono::steady_clock::time_point arrived) {
+  if (!events_.on_refused) return;
+  ProxyRecord record;
+  record.model_id = model;
+  record.route = route;
+  record.path = req.path;
+  record.status = res.status;
+  record.content_type = std::string(res.headers.Get("Content-Type"));
+  record.error = std::move(error);
+  record.client_gone = res.status == kClientClosedRequest;
+  record.duration = Clock::now() - arrived;
+  events_.on_refused(record);
+}
+
 void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
                          std::string_view body, HttpResponse& res, RequestContext& ctx) {
-  auto deadline = Clock::now() + settings_.acquire_timeout;
+  const auto arrived = Clock::now();
+  const auto deadline = arrived + settings_.acquire_timeout;
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
   const std::string route = req.path.rfind("/upstream/", 0) == 0 ? "/upstream" : req.path;
   // memory.evictProtectedKeys: this request may stop `swappable: false` models to make room.
@@ -307,7 +324,7 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
     if (!lease.ok()) {
       SetErrorResponse(res, lease.status());
       if (client_gone) res.status = kClientClosedRequest;
-      if (events_.on_refused) events_.on_refused(model.id, route, res.status);
+      Refused(model.id, route, req, res, lease.status().message(), arrived);
       return;
     }
     ProxyRequest request;
@@ -316,6 +333,7 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
     request.headers = &req.headers;
     request.body = body;
     request.route = route;  // counted with the record of the exchange
+    request.path = req.path;
     UpstreamTarget upstream;
     upstream.id = lease.value().model_id();
     upstream.url = lease.value().proxy_url();

@@ -48,9 +48,9 @@ struct FrontDoorSettings {
 struct FrontDoorEvents {
   // A request that reached a backend: its whole exchange.
   std::function<void(const ProxyRecord&)> on_proxied;
-  // A request for `model` on `route` answered without reaching a backend (queue timeout, start
-  // failure, 429, client gone while it waited).
-  std::function<void(const std::string& model, const std::string& route, int status)> on_refused;
+  // A request answered without reaching a backend (queue timeout, start failure, 429, client
+  // gone while it waited, a peer known down): model_id, route, path, status, error, duration.
+  std::function<void(const ProxyRecord&)> on_refused;
 };
 
 class FrontDoor {
@@ -120,6 +120,11 @@ class FrontDoor {
   // and outlive the call.
   void Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
                 std::string_view body, HttpResponse& res, RequestContext& ctx);
+  // Tells on_refused of a request `res` answered without a backend, after waiting since
+  // `arrived`.
+  void Refused(const std::string& model, const std::string& route, const HttpRequest& req,
+               const HttpResponse& res, std::string error,
+               std::chrono::steady_clock::time_point arrived);
   // The client's error for a backend that failed a request: `what` and why the model stopped
   // serving (exit status and log tail), once the Router knows.
   Status DescribeBackendFailure(const std::string& model_id, const std::string& what);

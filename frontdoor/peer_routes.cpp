@@ -43,7 +43,8 @@ void FrontDoor::DispatchToPeer(const Config& config, const PeerModelRef& ref,
                                ") is down: " + health->detail + "; model \"" + id +
                                "\" cannot be reached; retry in " + std::to_string(retry) + " s"));
     res.headers.Set("Retry-After", std::to_string(retry));
-    if (events_.on_refused) events_.on_refused(id, route, res.status);
+    Refused(id, route, req, res, "peer \"" + peer.id + "\" is down: " + health->detail,
+            std::chrono::steady_clock::now());
     return;
   }
   HttpHeaders headers = req.headers;
@@ -57,6 +58,7 @@ void FrontDoor::DispatchToPeer(const Config& config, const PeerModelRef& ref,
   request.headers = &headers;
   request.body = body;
   request.route = route;
+  request.path = req.path;
   UpstreamTarget upstream;
   upstream.id = id;
   upstream.peer = peer.id;

@@ -21,6 +21,7 @@ struct ProxyRequest {
   const HttpHeaders* headers = nullptr;  // the client's; hop-by-hop ones are left out
   std::string_view body;
   std::string_view route;  // for the request counters (ProxyRecord::route)
+  std::string_view path;   // the client's path (ProxyRecord::path)
 };
 
 // Headers that belong to one connection (RFC 9110 7.6.1), lengths the proxy recomputes, Expect

@@ -46,6 +46,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     record.model_id = target.id;
     record.peer = target.peer;
     record.route = request.route;
+    record.path = request.path;
   }
   ~Exchange() {
     if (!proxy) return;  // discarded: the retry is the request that counts
@@ -136,6 +137,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     res.status = start.status;
     record.status = start.status;
     head = CopyHeaders(start.headers, res);
+    record.content_type = head.content_type;
     scanner = UsageScanner(head.sse);
     const bool whole = start.framing == BodyFraming::kNone ||
                        (!head.sse && start.framing == BodyFraming::kLength &&
@@ -160,10 +162,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
       if (!Read(piece, done, failed, ctx, no_wait)) {
         if (would_block) return Wait(&Exchange::ReadWholeAnswer);
         if (record.client_gone) return Abandoned(res);
-        res.headers.Clear();
-        SetErrorResponse(res, failed);
-        record.status = res.status;
-        return {};
+        return AnswerError(res, failed);
       }
       body.append(piece);
     }
@@ -190,13 +189,11 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
       if (c == '\r' || c == '\n' || c == '\t') c = ' ';
     }
     const int status = start.status;
-    res.headers.Clear();
-    SetErrorResponse(
-        res,
-        Status::Error(ErrorCode::kBackendFailed,
-                      "peer \"" + target.peer + "\" answered HTTP " + std::to_string(status) +
-                          (text.empty() ? "" : ": " + text) + (body.size() > kShown ? "..." : "")));
-    res.status = status;
+    AnswerError(res, Status::Error(ErrorCode::kBackendFailed,
+                                   "peer \"" + target.peer + "\" answered HTTP " +
+                                       std::to_string(status) + (text.empty() ? "" : ": " + text) +
+                                       (body.size() > kShown ? "..." : "")));
+    res.status = record.status = status;
     return {};
   }
 
@@ -237,6 +234,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     }
     if (out.Write(piece)) return true;
     record.client_gone = true;  // closing the connection stops the backend's generation
+    record.error = "the client closed the connection";
     connection.reset();
     return false;
   }
@@ -260,6 +258,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     }
     record.upstream_failed = true;
     failure = proxy->Describe(target, head_seen, why, ctx);
+    record.error = failure.message();
     return false;
   }
 
@@ -285,9 +284,16 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     connection.reset();
     if (why.kind == Kind::kClientGone) return Abandoned(res);
     record.upstream_failed = true;
+    return AnswerError(res, proxy->Describe(target, head_seen, why, ctx));
+  }
+
+  // `res` becomes the error swapd answers with, and the record says so.
+  DeferredStep AnswerError(HttpResponse& res, const Status& error) {
     res.headers.Clear();
-    SetErrorResponse(res, proxy->Describe(target, head_seen, why, ctx));
+    SetErrorResponse(res, error);
     record.status = res.status;
+    record.error = error.message();
+    record.content_type = std::string(res.headers.Get("Content-Type"));
     return {};
   }
 
@@ -298,6 +304,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     res.body.clear();
     res.status = kClientClosedRequest;
     record.status = res.status;
+    record.error = "the client closed the connection";
     return {};
   }
 };

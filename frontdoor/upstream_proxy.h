@@ -44,7 +44,10 @@ UpstreamConnection::Timeouts ConnectionTimeouts(const TimeoutsConfig& timeouts,
 struct ProxyRecord {
   std::string model_id;
   std::string route;  // for the request counters: "/v1/chat/completions", "/upstream", ...
+  std::string path;   // the client's, without the query
   int status = 0;
+  std::string content_type;  // of the answer
+  std::string error;         // the message of an error swapd answered with; "" otherwise
   bool streamed = false;
   bool client_gone = false;
   bool upstream_failed = false;

@@ -8,13 +8,14 @@
 #   [reload]              reload while requests are in flight
 #   [memory]              the memory meters and FootprintMonitor beside the Router (real swapd)
 #   [events]              /api/events: its hub, the feed's thread, the log listener (real swapd)
+#   [activity]            the request history's writer thread (real swapd)
 # TSAN_TAGS="[scheduler]" runs other tags. Every process (swapd_tests and the swapd and
 # fake-llama-server it starts, all built with TSan) writes its reports to build-tsan/tsan-logs/;
 # any report, or a failed test, fails the job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=build-tsan
-tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1],[memory],[events]}"
+tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1],[memory],[events],[activity]}"
 
 started=$SECONDS
 BUILD_DIR="$build_dir" SWAPD_SANITIZE=thread scripts/build.sh >/dev/null

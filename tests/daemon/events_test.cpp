@@ -290,6 +290,10 @@ TEST_CASE("GET /api/events: history and states on connect, then a load as it hap
     return e.type == "loading" && e.data["model"] == "ev-m" && e.data["stage"] == "ready";
   }));
   REQUIRE(stream.WaitFor([](const Event& e) { return StateOf(e, "ev-m") == "ready"; }));
+  // The request is in the history: its row's id (GET /api/metrics/activity has it).
+  REQUIRE(stream.WaitFor([](const Event& e) {
+    return e.type == "activity" && e.data == json{{"id", 1}};
+  }));
   // Each state once, in order; the loading events with it; the backend's lines as upstream.
   std::vector<std::string> states;
   std::vector<json> loads;

@@ -13,3 +13,4 @@ list(APPEND SWAPD_TEST_SOURCES daemon/fault_test.cpp daemon/memory_budget_test.c
 list(APPEND SWAPD_TEST_SOURCES daemon/memory_meter_test.cpp daemon/check_memory_test.cpp
   daemon/history_store_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/events_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/activity_test.cpp)

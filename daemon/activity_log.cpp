@@ -1,0 +1,137 @@
+#include "daemon/activity_log.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace swapd {
+namespace {
+
+constexpr auto kWarnEvery = std::chrono::minutes(1);
+// The newest kMaxRows rows are kept: pruned after this many rows were written.
+constexpr uint64_t kPruneEvery = 256;
+
+}  // namespace
+
+std::unique_ptr<ActivityStore> OpenActivityStore(const std::string& path) {
+  if (!path.empty()) {
+    auto opened = ActivityStore::Open(path);
+    if (opened.ok()) return std::move(opened).value();
+    spdlog::warn("{}; the request history is kept in memory until swapd stops",
+                 opened.status().message());
+  }
+  auto in_memory = ActivityStore::Open(":memory:");
+  if (in_memory.ok()) return std::move(in_memory).value();
+  spdlog::error("{}; swapd keeps no request history", in_memory.status().message());
+  return nullptr;
+}
+
+ActivityEntry ActivityEntryOf(const ProxyRecord& record) {
+  ActivityEntry e;
+  e.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  e.model = record.model_id;
+  e.req_path = record.path;
+  e.content_type = record.content_type;
+  e.status = record.status;
+  e.tokens.cache = record.usage.cached_tokens.value_or(0);
+  e.tokens.input = record.usage.prompt_tokens.value_or(0);
+  e.tokens.output = record.usage.completion_tokens.value_or(0);
+  e.tokens.prompt_per_second = record.usage.prompt_per_second.value_or(0);
+  e.tokens.tokens_per_second = record.usage.predicted_per_second.value_or(0);
+  e.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(record.duration).count();
+  e.error = record.error;
+  return e;
+}
+
+std::string ActivityMetricsText(const ActivityLog& log) {
+  return "# HELP swapd_activity_dropped_total Requests left out of the activity history: its "
+         "queue was full.\n"
+         "# TYPE swapd_activity_dropped_total counter\n"
+         "swapd_activity_dropped_total " +
+         std::to_string(log.dropped()) +
+         "\n"
+         "# HELP swapd_activity_write_failures_total Requests the activity history failed to "
+         "write.\n"
+         "# TYPE swapd_activity_write_failures_total counter\n"
+         "swapd_activity_write_failures_total " +
+         std::to_string(log.failed()) + "\n";
+}
+
+ActivityLog::ActivityLog(std::unique_ptr<ActivityStore> store,
+                         std::function<void(int64_t id)> on_recorded)
+    : store_(std::move(store)), on_recorded_(std::move(on_recorded)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ActivityLog::~ActivityLog() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void ActivityLog::Record(ActivityEntry entry) {
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= kQueue) {
+      ++dropped_;
+      return;
+    }
+    queue_.push_back(std::move(entry));
+    ++queued_;
+  }
+  wake_.notify_one();
+}
+
+void ActivityLog::Flush() {
+  std::unique_lock lock(mu_);
+  const uint64_t target = queued_;
+  written_.wait(lock, [&] { return done_ >= target; });
+}
+
+uint64_t ActivityLog::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
+uint64_t ActivityLog::failed() const {
+  std::lock_guard lock(mu_);
+  return failed_;
+}
+
+void ActivityLog::Loop() {
+  std::chrono::steady_clock::time_point warned_at{};
+  uint64_t since_prune = 0;
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stopping, and everything written
+    std::vector<ActivityEntry> batch;
+    batch.swap(queue_);
+    lock.unlock();
+    Result<std::vector<int64_t>> ids = store_->Insert(batch);
+    Status pruned = Status::Ok();
+    if (ids.ok() && (since_prune += batch.size()) >= kPruneEvery) {
+      since_prune = 0;
+      pruned = store_->Prune(kMaxRows);
+    }
+    const Status& failure = ids.ok() ? pruned : ids.status();
+    if (!failure.ok() && std::chrono::steady_clock::now() - warned_at >= kWarnEvery) {
+      warned_at = std::chrono::steady_clock::now();
+      spdlog::warn("{} (requests are served; the activity history misses them)", failure.message());
+    }
+    if (ids.ok() && on_recorded_) {
+      for (int64_t id : ids.value()) on_recorded_(id);
+    }
+    lock.lock();
+    if (!ids.ok()) failed_ += batch.size();
+    done_ += batch.size();
+    written_.notify_all();
+  }
+}
+
+}  // namespace swapd

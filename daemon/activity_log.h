@@ -1,0 +1,70 @@
+// ActivityLog: records each request in the ActivityStore without holding the request up. Record()
+// only queues (at most kQueue entries; beyond that, as when the disk is slower than the requests,
+// entries are dropped and counted). One thread writes what is queued in one transaction, keeps the
+// newest kMaxRows rows, and tells `on_recorded` each new row's id (the /api/events `activity`
+// event). A write that fails (disk full, a locked or broken database) is logged at most once a
+// minute and counted; the requests were served all the same.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "daemon/activity_store.h"
+#include "frontdoor/upstream_proxy.h"
+
+namespace swapd {
+
+// The store at `path` (store.path), or, when there is none ("") or it cannot be opened (logged),
+// one in memory: the history then lasts until swapd stops. Null only when even that fails.
+std::unique_ptr<ActivityStore> OpenActivityStore(const std::string& path);
+
+// The row of one request's record.
+ActivityEntry ActivityEntryOf(const ProxyRecord& record);
+
+class ActivityLog;
+
+// Its Prometheus lines: swapd_activity_dropped_total, swapd_activity_write_failures_total.
+std::string ActivityMetricsText(const ActivityLog& log);
+
+class ActivityLog {
+ public:
+  static constexpr size_t kQueue = 10000;
+  static constexpr int64_t kMaxRows = 100000;
+
+  ActivityLog(std::unique_ptr<ActivityStore> store, std::function<void(int64_t id)> on_recorded);
+  ~ActivityLog();  // writes what is queued, then stops
+  ActivityLog(const ActivityLog&) = delete;
+  ActivityLog& operator=(const ActivityLog&) = delete;
+
+  void Record(ActivityEntry entry);
+  // Blocks until every entry recorded before the call was written (or failed to be).
+  void Flush();
+
+  // Queries run on the caller's thread.
+  ActivityStore& store() { return *store_; }
+  uint64_t dropped() const;
+  uint64_t failed() const;
+
+ private:
+  void Loop();
+
+  const std::unique_ptr<ActivityStore> store_;
+  const std::function<void(int64_t)> on_recorded_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable written_;
+  std::vector<ActivityEntry> queue_;  // Guarded by mu_
+  uint64_t queued_ = 0;               // Guarded by mu_; ever queued
+  uint64_t done_ = 0;                 // Guarded by mu_; of those, written or failed
+  uint64_t dropped_ = 0;              // Guarded by mu_
+  uint64_t failed_ = 0;               // Guarded by mu_; entries whose write failed
+  bool stop_ = false;                 // Guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace swapd

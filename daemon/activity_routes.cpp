@@ -1,0 +1,163 @@
+// GET /api/metrics/activity and GET /api/metrics/stats, as llama-swap answers them: the request
+// history from the ActivityStore, filtered, sorted and paged; totals and speed histograms.
+#include <cctype>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "daemon/activity_log.h"
+#include "daemon/service_routes.h"
+#include "daemon/time_text.h"
+#include "frontdoor/error_response.h"
+
+namespace swapd {
+namespace {
+
+using nlohmann::json;
+
+json EntryJson(const ActivityEntry& e) {
+  json row = {{"id", e.id},
+              {"timestamp", Rfc3339(e.timestamp)},
+              {"model", e.model},
+              {"req_path", e.req_path},
+              {"resp_content_type", e.content_type},
+              {"resp_status_code", e.status},
+              {"tokens",
+               {{"cache_tokens", e.tokens.cache},
+                {"draft_tokens", e.tokens.draft},
+                {"draft_acc_tokens", e.tokens.draft_accepted},
+                {"input_tokens", e.tokens.input},
+                {"output_tokens", e.tokens.output},
+                {"prompt_per_second", e.tokens.prompt_per_second},
+                {"tokens_per_second", e.tokens.tokens_per_second}}},
+              {"duration_ms", e.duration_ms},
+              {"has_capture", false}};
+  if (!e.error.empty()) row["error_msg"] = e.error;
+  if (!e.metadata.empty()) row["metadata"] = e.metadata;
+  return row;
+}
+
+json HistogramJson(const std::optional<SpeedHistogram>& h) {
+  if (!h) return nullptr;
+  return {{"bins", h->bins}, {"min", h->min}, {"max", h->max}, {"binSize", h->bin_size},
+          {"p50", h->p50},   {"p95", h->p95}, {"p99", h->p99}};
+}
+
+Status BadQuery(const std::string& message) {
+  return Status::Error(ErrorCode::kInvalidArgument, message);
+}
+
+std::string Trimmed(std::string_view text) {
+  const size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return "";
+  return std::string(text.substr(begin, text.find_last_not_of(" \t") - begin + 1));
+}
+
+// An optional whole number >= `min` from ?name=; 0 when absent.
+Result<int64_t> Number(const HttpRequest& req, const char* name, int64_t min, int64_t max,
+                       const std::string& wrong) {
+  auto raw = req.Param(name);
+  if (!raw || Trimmed(*raw).empty()) return int64_t{0};
+  const std::string text = Trimmed(*raw);
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return BadQuery(wrong);
+  }
+  if (used != text.size() || value < min || value > max) return BadQuery(wrong);
+  return value;
+}
+
+Result<std::optional<int64_t>> Time(const HttpRequest& req, const char* name) {
+  auto raw = req.Param(name);
+  if (!raw || Trimmed(*raw).empty()) return std::optional<int64_t>();
+  std::optional<int64_t> at = ParseRfc3339(Trimmed(*raw));
+  if (!at) {
+    return BadQuery(std::string("invalid '") + name + "' timestamp, use RFC3339 format");
+  }
+  return at;
+}
+
+// The query of GET /api/metrics/activity; a 400's message when it does not make sense.
+Result<ActivityQuery> QueryOf(const HttpRequest& req) {
+  ActivityQuery q;
+  for (const auto& [key, value] : req.params) {  // ?model=a&model=b: either
+    if (key == "model" && !Trimmed(value).empty()) q.filter.models.push_back(Trimmed(value));
+  }
+  auto start = Time(req, "start");
+  if (!start.ok()) return start.status();
+  auto end = Time(req, "end");
+  if (!end.ok()) return end.status();
+  q.filter.start = start.value();
+  q.filter.end = end.value();
+  if (q.filter.start && q.filter.end && *q.filter.start > *q.filter.end) {
+    return BadQuery("start must be before end");
+  }
+  auto min_id = Number(req, "min_id", 1, INT64_MAX, "min_id must be >= 1");
+  if (!min_id.ok()) return min_id.status();
+  auto max_id = Number(req, "max_id", 1, INT64_MAX, "max_id must be >= 1");
+  if (!max_id.ok()) return max_id.status();
+  q.filter.min_id = min_id.value();
+  q.filter.max_id = max_id.value();
+  if (q.filter.min_id > 0 && q.filter.max_id > 0 && q.filter.min_id > q.filter.max_id) {
+    return BadQuery("min_id must be <= max_id");
+  }
+  auto limit = Number(req, "limit", 1, 999, "limit must be between 1 and 999");
+  if (!limit.ok()) return limit.status();
+  if (limit.value() > 0) q.limit = static_cast<int>(limit.value());
+  auto page = Number(req, "page", 1, INT32_MAX, "page must be >= 1");
+  if (!page.ok()) return page.status();
+  if (page.value() > 0) q.page = static_cast<int>(page.value());
+  if (auto sort = req.Param("sort"); sort && !Trimmed(*sort).empty()) {
+    if (!IsActivitySortKey(Trimmed(*sort))) return BadQuery("invalid sort column");
+    q.sort = Trimmed(*sort);
+  }
+  if (auto order = req.Param("order"); order && !Trimmed(*order).empty()) {
+    std::string o = Trimmed(*order);
+    for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (o != "asc" && o != "desc") return BadQuery("order must be asc or desc");
+    q.ascending = o == "asc";
+  }
+  return q;
+}
+
+}  // namespace
+
+void AddActivityRoutes(FrontDoor& door, ActivityLog& activity) {
+  door.AddRoute("GET", "/api/metrics/activity",
+                [&activity](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+                  Result<ActivityQuery> query = QueryOf(req);
+                  if (!query.ok()) return SetErrorResponse(res, query.status());
+                  ctx.WillBlock();  // a query of the database
+                  Result<ActivityPage> page = activity.store().List(query.value());
+                  if (!page.ok()) return SetErrorResponse(res, page.status());
+                  json data = json::array();
+                  for (const ActivityEntry& e : page.value().data) data.push_back(EntryJson(e));
+                  res.SetBody(json{{"data", data},
+                                   {"page", page.value().page},
+                                   {"limit", page.value().limit},
+                                   {"total", page.value().total},
+                                   {"total_pages", page.value().total_pages}}
+                                  .dump(-1, ' ', false, json::error_handler_t::replace),
+                              "application/json");
+                });
+  door.AddRoute("GET", "/api/metrics/stats",
+                [&activity](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+                  ctx.WillBlock();
+                  Result<ActivityStats> stats =
+                      activity.store().Stats(Trimmed(req.Param("model").value_or("")));
+                  if (!stats.ok()) return SetErrorResponse(res, stats.status());
+                  const ActivityStats& s = stats.value();
+                  res.SetBody(json{{"total_requests", s.total_requests},
+                                   {"total_input_tokens", s.total_input_tokens},
+                                   {"total_output_tokens", s.total_output_tokens},
+                                   {"total_cache_tokens", s.total_cache_tokens},
+                                   {"prompt_histogram", HistogramJson(s.prompt)},
+                                   {"gen_histogram", HistogramJson(s.generation)}}
+                                  .dump(),
+                              "application/json");
+                });
+}
+
+}  // namespace swapd
