@@ -63,7 +63,7 @@ struct RouterEvents {
   std::function<void(const std::string& model, bool ok, std::chrono::steady_clock::duration took)>
       on_start_finished;
   std::function<void(const std::string& model)> on_crash;  // the backend exited while ready
-  // A stop begins. `reason`: "swap" (to make room for another model by the group or matrix
+  // A stop begins. `reason`: "group" or "matrix" (to make room for another model by those
   // rules), "budget" (to make room within the memory budgets), "ttl", "unload", "reload"
   // (its definition changed or it was removed) or "shutdown".
   std::function<void(const std::string& model, const char* reason)> on_stop;

@@ -27,8 +27,10 @@ const char* ToString(ModelPhase phase) {
 
 const char* ToString(StopReason reason) {
   switch (reason) {
-    case StopReason::kSwap:
-      return "swap";
+    case StopReason::kGroup:
+      return "group";
+    case StopReason::kMatrix:
+      return "matrix";
     case StopReason::kBudget:
       return "budget";
     case StopReason::kTtl:

@@ -69,14 +69,15 @@ using SchedulerTime = std::chrono::steady_clock::time_point;
 
 // Why the Scheduler stops a model.
 enum class StopReason {
-  kSwap,      // to make room for another model (group or matrix rules)
+  kGroup,     // to make room for another model by the group rules (swap, exclusive)
+  kMatrix,    // to make room for another model by the matrix
   kBudget,    // to make room for another model within the memory budgets
   kTtl,       // idle for its ttl
   kUnload,    // asked for (an unload route)
   kReload,    // its definition changed or it was removed
   kShutdown,  // swapd is stopping
 };
-// "swap", "budget", "ttl", "unload", "reload", "shutdown".
+// "group", "matrix", "budget", "ttl", "unload", "reload", "shutdown".
 const char* ToString(StopReason reason);
 
 // Where the Scheduler's decisions go. Called synchronously from inside a Scheduler event; an

@@ -59,8 +59,9 @@ bool Scheduler::Advance(Batch& b) {
                                        "\" (swappable: false) is stopped for a request with a key "
                                        "of memory.evictProtectedKeys");
       }
-      IssueStop(other_id,
-                plan.by_budget.count(other_id) != 0 ? StopReason::kBudget : StopReason::kSwap);
+      IssueStop(other_id, plan.by_budget.count(other_id) != 0 ? StopReason::kBudget
+                          : matrix_                           ? StopReason::kMatrix
+                                                              : StopReason::kGroup);
     }
   }
   if (!clear || target.stale) return false;  // a stale model restarts once it has stopped

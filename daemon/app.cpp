@@ -60,7 +60,7 @@ RouterEvents RouterEventsFor(Metrics& metrics, FootprintMonitor& memory, EventFe
   };
   events.on_stop = [&feed, counted = events.on_stop](const std::string& model, const char* reason) {
     if (counted) counted(model, reason);
-    feed.Poke();
+    feed.Stopping(model, reason);
   };
   return events;
 }

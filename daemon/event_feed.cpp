@@ -123,6 +123,15 @@ void EventFeed::LoadFinished(const std::string& model, bool ok, Clock::duration 
   wake_.notify_all();
 }
 
+void EventFeed::Stopping(const std::string& model, const char* reason) {
+  {
+    std::lock_guard lock(mu_);
+    stops_.push_back({{"model", model}, {"reason", reason}});
+    poked_ = true;
+  }
+  wake_.notify_all();
+}
+
 void EventFeed::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
@@ -141,6 +150,8 @@ void EventFeed::Loop() {
                                       : std::nullopt));
     }
     reported_.clear();
+    std::vector<nlohmann::json> stops;
+    stops.swap(stops_);
     if (watched && now >= next_progress_) {
       next_progress_ = now + kProgressEvery;
       for (const auto& [model, began] : loading_) {
@@ -151,6 +162,7 @@ void EventFeed::Loop() {
       }
     }
     lock.unlock();
+    for (const nlohmann::json& stop : stops) hub_.Publish("stopping", stop);
     PublishStates();
     for (const nlohmann::json& load : loads) hub_.Publish("loading", load);
     lock.lock();

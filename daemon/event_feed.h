@@ -2,7 +2,8 @@
 // Router's snapshot and the front door's active profile into the modelStatus and profileChanged
 // states (published only when they change), and the loads the Router reports into `loading`
 // events: {model, stage: starting|ready|failed, progress 0..1, eta_seconds}, estimated from the
-// model's previous load time in this run (null until one is known).
+// model's previous load time in this run (null until one is known), and its stops into
+// `stopping` events: {model, reason}.
 // It looks when poked (a start, a stop, a crash, a reload, a profile change, a new reader) and,
 // while there are readers, every 100 ms: a backend turns starting or stopping between the
 // Router's events.
@@ -43,6 +44,9 @@ class EventFeed {
   // A model's start began / ended (RouterEvents). Quick, as Poke.
   void LoadStarted(const std::string& model);
   void LoadFinished(const std::string& model, bool ok, Clock::duration took);
+  // A stop began (RouterEvents::on_stop: group, matrix, budget, ttl, unload, reload, shutdown):
+  // a `stopping` event {model, reason}. Quick, as Poke.
+  void Stopping(const std::string& model, const char* reason);
 
  private:
   struct Load {
@@ -62,6 +66,7 @@ class EventFeed {
   bool poked_ = true;                                 // Guarded by mu_; the first look is at once
   bool stop_ = false;                                 // Guarded by mu_
   std::map<std::string, Clock::time_point> loading_;  // Guarded by mu_; model -> start began
+  std::vector<nlohmann::json> stops_;                 // Guarded by mu_; begun since the last look
   std::vector<Load> reported_;  // Guarded by mu_; begun or ended since the last look
   std::map<std::string, Clock::duration> last_load_;  // Guarded by mu_; the last ready's
   // The thread's own:

@@ -144,7 +144,8 @@ RouterEvents Metrics::RouterHooks() {
     std::lock_guard lock(mu_);
     PerModel& m = models_[model];
     ++m.stops[reason];
-    if (std::string(reason) == "swap") ++m.swaps;
+    const std::string why = reason;
+    if (why == "group" || why == "matrix" || why == "budget") ++m.swaps;
   };
   return events;
 }
@@ -212,10 +213,10 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
           &PerModel::start_failures);
   counter("swapd_model_crashes_total", "Backends that exited on their own while ready.",
           &PerModel::crashes);
-  counter("swapd_model_swaps_total", "Stops of a model to make room for another.",
-          &PerModel::swaps);
+  counter("swapd_model_swaps_total",
+          "Stops of a model to make room for another (group, matrix or budget).", &PerModel::swaps);
   Header(out, "swapd_model_stops_total", "counter",
-         "Stops of each model by reason (swap, ttl, unload, reload, shutdown).");
+         "Stops of each model by reason (group, matrix, budget, ttl, unload, reload, shutdown).");
   for (const auto& [id, m] : models_) {
     for (const auto& [reason, n] : m.stops) {
       out << "swapd_model_stops_total{model=\"" << Label(id) << "\",reason=\"" << reason << "\"} "

@@ -60,7 +60,7 @@ TEST_CASE("a swap issues its stops first and starts only when they completed",
 
   h.scheduler.RequestArrived(3, "a");
   CHECK(h.effects.Take() == Log{"stop coder", "stop helper"});
-  CHECK(h.effects.StopReasonOf("coder") == "swap");
+  CHECK(h.effects.StopReasonOf("coder") == "group");
   h.scheduler.StopFinished("coder");
   CHECK(h.effects.Take().empty());
   h.scheduler.StopFinished("helper");

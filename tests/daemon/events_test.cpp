@@ -265,7 +265,8 @@ std::string StateOf(const Event& e, const std::string& model) {
 TEST_CASE("GET /api/events: history and states on connect, then a load as it happens",
           "[integration][events]") {
   int port = FreeLoopbackPort();
-  auto swapd = StartSwapd("models:\n" + FakeModelYaml("ev-m", port, "--load-ms 600 --log-lines 2"));
+  auto swapd = StartSwapd("models:\n" + FakeModelYaml("ev-m", port, "--load-ms 600 --log-lines 2") +
+                          FakeModelYaml("ev-n", FreeLoopbackPort()));
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
   INFO(swapd.value().process->Output());
@@ -319,6 +320,9 @@ TEST_CASE("GET /api/events: history and states on connect, then a load as it hap
   // A second load is measured against the first: progress and an ETA from the start on.
   REQUIRE(HttpPost(url, "/api/models/unload/ev-m", "", "application/json", 60s).status == 200);
   REQUIRE(stream.WaitFor([](const Event& e) { return StateOf(e, "ev-m") == "stopped"; }));
+  CHECK(stream.WaitFor([](const Event& e) {
+    return e.type == "stopping" && e.data == json{{"model", "ev-m"}, {"reason", "unload"}};
+  }));
   size_t seen = stream.Events().size();
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("ev-m", false), "application/json", 60s)
             .status == 200);
@@ -333,6 +337,16 @@ TEST_CASE("GET /api/events: history and states on connect, then a load as it hap
     CHECK(all[i].data["progress"].get<double>() < 1.0);
     CHECK(all[i].data["eta_seconds"].get<double>() >= 0.0);
   }
+
+  // Another model of the (default) group makes room: the stop says why.
+  seen = stream.Count();
+  CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("ev-n", false), "application/json", 60s)
+            .status == 200);
+  CHECK(stream.WaitFor(
+      [](const Event& e) {
+        return e.type == "stopping" && e.data == json{{"model", "ev-m"}, {"reason", "group"}};
+      },
+      seen));
 }
 
 TEST_CASE("GET /api/events: a reader that never reads loses events; swapd keeps serving",

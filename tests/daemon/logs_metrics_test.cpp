@@ -108,7 +108,7 @@ TEST_CASE("Metrics count model lives and requests by route", "[unit][obs]") {
   events.on_start("m");
   events.on_start_finished("m", false, 200ms);
   events.on_crash("m");
-  events.on_stop("m", "swap");
+  events.on_stop("m", "group");
   events.on_stop("m", "ttl");
   metrics.CountRequest("m", "/v1/chat/completions", 200);
   metrics.CountRequest("m", "/v1/chat/completions", 503);
