@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -21,6 +22,9 @@ struct BackendInfo {
   BackendState state = BackendState::kStopped;
   int pid = 0;             // 0 when no process runs
   std::string last_error;  // why the last start failed or the process exited; may be empty
+  // How the process last exited on its own (during start-up or while ready): its exit code, or
+  // 128 + the signal that killed it. Unset when it never did, or was stopped.
+  std::optional<int> exit_code;
   std::chrono::steady_clock::time_point since;  // when `state` was entered
 };
 

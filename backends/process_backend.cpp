@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -127,6 +128,7 @@ Status ProcessBackend::Start() {
     cv_.wait(lock, [&] { return state_ != BackendState::kStopping; });
   }
   const uint64_t gen = ++start_gen_;
+  last_exit_code_.reset();
   std::shared_ptr<Running> old = std::move(proc_);  // a process that failed: dead, maybe lingering
   Transition(BackendState::kStarting);
   if (old) {
@@ -323,6 +325,9 @@ void ProcessBackend::OnExit(const std::shared_ptr<Running>& run) {
   cv_.notify_all();
   if (run->expected_exit || proc_ != run) return;  // a stop is under way: it reports
   const std::string how = DescribeWaitStatus(status);
+  if (state_ == BackendState::kStarting || state_ == BackendState::kReady) {
+    last_exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
   if (state_ == BackendState::kStarting) {
     last_error_ = "model \"" + model_.id + "\" exited during start-up: " + how + TailForMessage();
     FinishStart(Status::Error(ErrorCode::kBackendFailed, last_error_));
@@ -345,6 +350,7 @@ BackendInfo ProcessBackend::Info() const {
   info.state = state_;
   info.pid = proc_ && !proc_->exited ? proc_->child->pid() : 0;
   info.last_error = last_error_;
+  info.exit_code = last_exit_code_;
   info.since = since_;
   return info;
 }

@@ -95,6 +95,7 @@ class ProcessBackend : public Backend {
   BackendState state_ = BackendState::kStopped;            // Guarded by mu_.
   std::chrono::steady_clock::time_point since_;            // Guarded by mu_.
   std::string last_error_;                                 // Guarded by mu_.
+  std::optional<int> last_exit_code_;                      // Guarded by mu_.
   std::shared_ptr<Running> proc_;                          // Guarded by mu_.
   uint64_t start_gen_ = 0;                                 // Guarded by mu_.
   uint64_t finished_gen_ = 0;                              // Guarded by mu_.

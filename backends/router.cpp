@@ -100,6 +100,13 @@ void RouterImpl::Unload(const std::string& model_id) {
   });
 }
 
+void RouterImpl::BeginUnload(const std::string& model_id) {
+  std::lock_guard lock(mu_);
+  if (scheduler_.Phase(model_id) != ModelPhase::kStopped) spdlog::info("unloading {}", model_id);
+  scheduler_.Unload(model_id);
+  Changed();
+}
+
 ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
   std::lock_guard lock(mu_);
   ConfigDiff diff = DiffConfigs(*config_, *config);
@@ -215,6 +222,8 @@ Result<Lease> Router::Acquire(const std::string& model_id,
 
 void Router::Unload(const std::string& model_id) { impl_->Unload(model_id); }
 void Router::Preload() { impl_->Preload(); }
+void Router::Load(const std::string& model_id) { impl_->Load(model_id); }
+void Router::BeginUnload(const std::string& model_id) { impl_->BeginUnload(model_id); }
 std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); }
 bool Router::AwaitNotReady(const std::string& model_id,
                            std::chrono::steady_clock::time_point deadline) {

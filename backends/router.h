@@ -88,6 +88,11 @@ class Router {
 
   // Starts the models of hooks.on_startup.preload, honouring groups. Does not block.
   void Preload();
+  // Starts `model_id` without a request (as a preload: groups, matrix and budgets decide what
+  // must make room). Does not block: Snapshot() shows it starting, then ready or failed.
+  void Load(const std::string& model_id);
+  // Stops `model_id` as Unload does, without waiting for it.
+  void BeginUnload(const std::string& model_id);
 
   std::vector<ModelSnapshot> Snapshot() const;
 

@@ -52,6 +52,12 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     Changed();
   }
   void Unload(const std::string& model_id);
+  void Load(const std::string& model_id) {
+    std::lock_guard lock(mu_);
+    scheduler_.Preload({model_id});
+    Changed();
+  }
+  void BeginUnload(const std::string& model_id);
   void Preload() {
     std::lock_guard lock(mu_);
     scheduler_.Preload(config_->preload);

@@ -160,6 +160,8 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
       if (path == route) return HandleJsonInference(req, res, ctx);
     }
     if (path == "/v1/audio/transcriptions") return HandleMultipartInference(req, res, ctx);
+    if (path == "/models/load") return HandleLoad(req, res, true);
+    if (path == "/models/unload") return HandleLoad(req, res, false);
     if (path == "/api/models/unload") return HandleUnload(res, "");
     if (auto model = tail("/api/models/unload/")) return HandleUnload(res, *model);
   }

@@ -100,6 +100,8 @@ class FrontDoor {
   void HandleListModels(HttpResponse& res);
   void HandleRunning(HttpResponse& res);
   void HandleUnload(HttpResponse& res, const std::string& model);
+  // POST /models/load (`load`) and POST /models/unload, as llama.cpp's router answers them.
+  void HandleLoad(const HttpRequest& req, HttpResponse& res, bool load);
   // The model a request for `requested` goes to: ResolveModel (profiles.h), with a selector's
   // target chosen from the Router's view of the targets.
   ResolvedModel Resolve(const Config& config, const std::string& profile,

@@ -62,17 +62,35 @@ nlohmann::json ModelListEntry(const Config& config, const std::string& id, int64
           {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
 }
 
+nlohmann::json LocalModelStatus(const BackendInfo& backend) {
+  switch (backend.state) {
+    case BackendState::kReady:
+    case BackendState::kStopping:  // its process is still there
+      return {{"value", "loaded"}};
+    case BackendState::kStarting:
+      return {{"value", "loading"}};
+    case BackendState::kStopped:
+      break;
+    case BackendState::kFailed: {
+      nlohmann::json status = {{"value", "unloaded"}, {"failed", true}};
+      if (backend.exit_code) status["exit_code"] = *backend.exit_code;
+      return status;
+    }
+  }
+  return {{"value", "unloaded"}};
+}
+
 void FrontDoor::HandleListModels(HttpResponse& res) {
   auto [cfg, profile] = routing();
-  std::map<std::string, BackendState> states;
-  for (const auto& m : router_.Snapshot()) states[m.id] = m.backend.state;
+  std::map<std::string, BackendInfo> backends;
+  for (const auto& m : router_.Snapshot()) backends[m.id] = m.backend;
   nlohmann::json data = nlohmann::json::array();
   const int64_t created = UnixNow();
   auto entry = [&](const std::string& id, const ModelConfig& model) {
-    BackendState state = states.count(model.id) ? states[model.id] : BackendState::kStopped;
-    const bool loaded = state != BackendState::kStopped && state != BackendState::kFailed;
-    // As llama-swap: "loaded" while a process exists (starting, ready or stopping).
-    nlohmann::json item = ModelListEntry(*cfg, id, created, loaded);
+    auto found = backends.find(model.id);
+    const BackendInfo backend = found == backends.end() ? BackendInfo{} : found->second;
+    nlohmann::json item = ModelListEntry(*cfg, id, created, false);
+    item["status"] = LocalModelStatus(backend);
     if (!model.name.empty()) item["name"] = model.name;
     if (!model.description.empty()) item["description"] = model.description;
     if (!model.metadata.empty()) item["meta"]["llamaswap"] = model.metadata;
@@ -93,8 +111,8 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
     bool loaded = false;
     for (const std::string& target : sel.targets) {
       const ModelConfig* model = cfg->FindModel(target);
-      if (model == nullptr || states.count(model->id) == 0) continue;
-      const BackendState state = states[model->id];
+      if (model == nullptr || backends.count(model->id) == 0) continue;
+      const BackendState state = backends[model->id].state;
       loaded |= state == BackendState::kReady || state == BackendState::kStarting;
     }
     nlohmann::json item = ModelListEntry(*cfg, id, created, loaded);

@@ -119,7 +119,12 @@ class ScriptedBackend : public Backend {
 
   BackendInfo Info() const override {
     std::lock_guard lock(script_->mu);
-    return BackendInfo{state_, pid_, last_error_, since_};
+    BackendInfo info;
+    info.state = state_;
+    info.pid = pid_;
+    info.last_error = last_error_;
+    info.since = since_;
+    return info;
   }
   std::string LogTail(size_t /*lines*/) const override { return "log of " + model_; }
   void SetExitCallback(std::function<void(const std::string&)> callback) override {

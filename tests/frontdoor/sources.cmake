@@ -5,6 +5,7 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/front_door_failure_test.cpp
   frontdoor/front_door_test.cpp
   frontdoor/json_scan_test.cpp
+  frontdoor/load_routes_test.cpp
   frontdoor/matrix_routing_test.cpp
   frontdoor/model_parity_test.cpp
   frontdoor/multipart_test.cpp
