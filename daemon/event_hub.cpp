@@ -32,7 +32,8 @@ void EventHub::Deliver(const EventFrame& frame) {
       continue;
     }
     r->pending.push_back(frame);
-    r->ready.notify_one();
+    // Only an empty queue can have its reader waiting: one wake per batch, not per event.
+    if (r->pending.size() == 1) r->ready.notify_one();
   }
 }
 
