@@ -172,7 +172,7 @@ void EventFeed::Loop() {
 void EventFeed::PublishStates() {
   auto [config, profile] = door_.routing();
   nlohmann::json status = ModelStatusJson(*config, router_.Snapshot());
-  std::string text = status.dump();
+  std::string text = status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text != last_status_) {
     hub_.PublishState("modelStatus", status);
     last_status_ = std::move(text);

@@ -62,8 +62,9 @@ nlohmann::json LogDataJson(const LogLine& line) {
 
 void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
                     std::shared_ptr<LogHub> logs) {
-  logs->SetListener(
-      [events](const LogLine& line) { events->Publish("logData", LogDataJson(line)); });
+  logs->SetListener([events](const LogLine& line) {
+    if (events->readers() > 0) events->Publish("logData", LogDataJson(line));
+  });
   door.AddRoute(
       "GET", "/api/events",
       [&door, events, logs](const HttpRequest& req, HttpResponse& res, RequestContext&) {
