@@ -82,6 +82,14 @@ Footprint FootprintOf(const MemoryAmount& amount) {
   return f;
 }
 
+std::string DescribeProtection(const std::vector<ProtectedModel>& models) {
+  auto why = [](const ProtectedModel& m) { return m.why.empty() ? "swappable: false" : m.why; };
+  if (models.size() == 1) return "it is protected (" + why(models.front()) + ")";
+  std::string out;
+  for (const ProtectedModel& m : models) out += (out.empty() ? "" : "; ") + m.model + ": " + why(m);
+  return "they are protected (" + out + ")";
+}
+
 bool ExceedsBudget(const MemoryAmount& budget, const Footprint& total) {
   return !Overflows(budget, total).empty();
 }
@@ -117,13 +125,16 @@ BudgetDecision FitToBudget(const MemoryAmount& budget, const std::string& model,
   }
   if (ExceedsBudget(budget, total)) {
     d.verdict = BudgetDecision::Verdict::kProtected;
+    std::vector<ProtectedModel> reasons;
     for (const ResidentModel* r : order) {
-      if (r->protect && Frees(budget, total, r->cost)) d.protected_models.push_back(r->model);
+      if (r->protect && Frees(budget, total, r->cost)) {
+        d.protected_models.push_back(r->model);
+        reasons.push_back({r->model, r->protected_by});
+      }
     }
     d.why = "it needs " + DescribeMemory(AsAmount(need)) + ", which fits the memory budget (" +
             DescribeMemory(budget) + ") only if " + Join(d.protected_models) + " stop" +
-            (d.protected_models.size() == 1 ? "s" : "") + ", and swappable: false protects " +
-            (d.protected_models.size() == 1 ? "it" : "them");
+            (d.protected_models.size() == 1 ? "s" : "") + ", and " + DescribeProtection(reasons);
     return d;
   }
   // Keep any victim the others already make room for (the most recent choices first).

@@ -34,9 +34,10 @@ Footprint FootprintOf(const MemoryAmount& amount);
 struct ResidentModel {
   std::string model;
   Footprint cost;
-  bool protect = false;    // `swappable: false`
-  int64_t evict_cost = 1;  // 0 for a model that stops anyway
-  int64_t last_used = 0;   // larger is more recent; busy models use INT64_MAX
+  bool protect = false;      // `swappable: false`, or within its `minResidency`
+  std::string protected_by;  // why, for messages; empty reads as "swappable: false"
+  int64_t evict_cost = 1;    // 0 for a model that stops anyway
+  int64_t last_used = 0;     // larger is more recent; busy models use INT64_MAX
 };
 
 struct BudgetDecision {
@@ -56,6 +57,15 @@ struct BudgetDecision {
 // `vram` per GPU; an unset dimension is unlimited).
 BudgetDecision FitToBudget(const MemoryAmount& budget, const std::string& model,
                            const Footprint& need, const std::vector<ResidentModel>& resident);
+
+// A protected model and why (ResidentModel::protected_by).
+struct ProtectedModel {
+  std::string model;
+  std::string why;
+};
+// "it is protected (swappable: false)", or for several "they are protected (a: swappable: false;
+// b: minResidency 300 s, 120 s left)".
+std::string DescribeProtection(const std::vector<ProtectedModel>& models);
 
 // Whether `total` exceeds `budget` anywhere.
 bool ExceedsBudget(const MemoryAmount& budget, const Footprint& total);

@@ -34,6 +34,7 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
   std::unique_lock lock(mu_);
   const RequestId id = next_request_++;
   waiters_[id];
+  scheduler_.SetNow(Clock::now());
   scheduler_.RequestArrived(id, model_id, evict_protected);
   Changed();
   Status gave_up;

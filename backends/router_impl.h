@@ -54,6 +54,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   void Unload(const std::string& model_id);
   void Load(const std::string& model_id) {
     std::lock_guard lock(mu_);
+    scheduler_.SetNow(Clock::now());
     scheduler_.Preload({model_id});
     Changed();
   }

@@ -1,6 +1,7 @@
 #include "backends/scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "backends/scheduler_policy.h"
 
@@ -73,6 +74,7 @@ void Scheduler::Configure(const Config& config) {
     m.conflicts = std::move(conflicts[id]);
     m.declared = FootprintOf(model.memory);
     m.swappable = model.swappable;
+    m.min_residency = model.min_residency;
   }
 }
 
@@ -132,6 +134,7 @@ void Scheduler::RequestFinished(RequestId id, SchedulerTime now) {
   ModelState& m = models_.at(a->second.model);
   const bool detached = a->second.epoch != m.epoch;
   admitted_.erase(a);
+  now_ = std::max(now_, now);
   if (detached) return;
   if (--m.in_flight == 0) m.idle_since = now;
   Pump();
@@ -139,6 +142,7 @@ void Scheduler::RequestFinished(RequestId id, SchedulerTime now) {
 
 void Scheduler::StartFinished(const std::string& model, const Status& result, SchedulerTime now) {
   ModelState* m = Find(model);
+  now_ = std::max(now_, now);
   if (m == nullptr || !m->start_pending) return;
   m->start_pending = false;
   if (m->phase == ModelPhase::kStopping) {
@@ -147,6 +151,7 @@ void Scheduler::StartFinished(const std::string& model, const Status& result, Sc
   } else if (result.ok()) {
     m->phase = ModelPhase::kReady;
     m->idle_since = now;
+    m->resident_until = now + m->min_residency;
     m->bypassed = 0;
   } else {
     m->phase = ModelPhase::kStopped;
@@ -209,11 +214,24 @@ void Scheduler::Preload(const std::vector<std::string>& models) {
 
 void Scheduler::Tick(SchedulerTime now) {
   if (shutting_down_) return;
+  SetNow(now);
   for (auto& [id, m] : models_) {
     if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
     if (FindBatch(id) != queue_.end()) continue;
     if (m.idle_since + m.ttl <= now) IssueStop(id, StopReason::kTtl);
   }
+}
+
+void Scheduler::SetNow(SchedulerTime now) {
+  if (now <= now_) return;
+  const SchedulerTime before = std::exchange(now_, now);
+  bool residency_ended = false;
+  for (const auto& [id, m] : models_) {
+    if (m.phase == ModelPhase::kReady && m.resident_until > before && m.resident_until <= now_) {
+      residency_ended = true;
+    }
+  }
+  if (residency_ended && !queue_.empty() && !shutting_down_) Pump();
 }
 
 void Scheduler::Reconfigure(const Config& config, const std::set<std::string>& restart) {
@@ -259,6 +277,10 @@ std::optional<SchedulerTime> Scheduler::NextDeadline() const {
   std::optional<SchedulerTime> next;
   if (shutting_down_) return next;
   for (const auto& [id, m] : models_) {
+    if (m.phase == ModelPhase::kReady && m.resident_until > now_ &&
+        (!next || m.resident_until < *next)) {
+      next = m.resident_until;
+    }
     if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
     const std::string& model = id;  // (clang 14 cannot capture a structured binding)
     if (std::any_of(queue_.begin(), queue_.end(),

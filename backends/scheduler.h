@@ -38,9 +38,12 @@
 //   (SetFootprint). A learned footprint that pushes the running models over a budget evicts the
 //   least recently used others (kBudget) at once. A model that alone exceeds a budget is refused.
 // - Protection: a `swappable: false` model is never stopped to make room (groups, matrix or
-//   budget). A batch that needs it gone waits (memory.onProtected: wait) until it stops on its own
-//   (ttl, unload) or its requests give up, or is refused at once with kUnavailable and a
-//   Retry-After (reject, the default). TTL, unload, reload and shutdown still stop it.
+//   budget), nor is a model with a `minResidency` while it starts and until that long after it
+//   became ready. A batch that needs it gone waits (memory.onProtected: wait) until it stops on
+//   its own (ttl, unload), its residency ends, or its requests give up; or is refused at once
+//   with kUnavailable and a Retry-After (reject, the default). TTL, unload, reload and shutdown
+//   still stop it. The time is learned from the events that carry it (Tick, SetNow,
+//   StartFinished, RequestFinished): the caller calls SetNow before RequestArrived.
 // - Reconfigure (a reload) keeps every model whose definition did not change running. A changed
 //   model is stale: it admits nothing new, stops once its in-flight requests finish (at once when
 //   it is only starting), and its queued requests then start the new definition. A removed model
@@ -135,15 +138,19 @@ class Scheduler {
   // over a budget evicts others. Unknown models are ignored; a reload that changes a model's
   // definition forgets it.
   void SetFootprint(const std::string& model, const Footprint& learned);
-  // Time passed: applies TTLs due at `now`.
+  // Time passed: applies TTLs due at `now`; a minimum residency that ended lets waiting loads
+  // go on.
   void Tick(SchedulerTime now);
+  // The time, before an event that carries none (RequestArrived, Preload): residencies that
+  // ended let waiting loads go on; TTLs wait for Tick.
+  void SetNow(SchedulerTime now);
   // A reload: `config` replaces the configuration; `restart` names the models whose definition
   // changed (config/diff.h). New limits, TTLs and group rules apply from now on.
   void Reconfigure(const Config& config, const std::set<std::string>& restart);
   void Shutdown();
 
   // ---- Queries. Unknown models read as stopped and empty.
-  // When Tick should next be called; nullopt when no TTL is pending.
+  // When Tick should next be called; nullopt when no TTL or residency end is pending.
   std::optional<SchedulerTime> NextDeadline() const;
   ModelPhase Phase(const std::string& model) const;
   int InFlight(const std::string& model) const;
@@ -181,6 +188,9 @@ class Scheduler {
     Footprint declared;    // `memory:` of the model
     std::optional<Footprint> learned;
     bool swappable = true;
+    std::chrono::seconds min_residency{0};
+    // Until when a minimum residency protects it (set when it becomes ready).
+    SchedulerTime resident_until;
     bool over_budget_told = false;  // a rebalance that could not help was explained once
   };
   struct Batch {
@@ -222,6 +232,11 @@ class Scheduler {
   std::vector<ResidentModel> Residents(const std::string& model,
                                        const std::vector<std::string>& skip,
                                        bool evict_protected = false) const;
+  // Why `m` must not be stopped to make room ("swappable: false", "minResidency: 300 s, 120 s
+  // left"); empty when it may be.
+  std::string ProtectedBy(const ModelState& m) const;
+  // Seconds a client refused for `protected_models` should wait before asking again.
+  int RetryAfterSeconds(const std::vector<std::string>& protected_models) const;
   // A learned footprint pushed the running models over a budget: evict idle ones.
   void Rebalance();
   // Queues a new batch behind every batch of the same or a higher priority.
@@ -249,6 +264,7 @@ class Scheduler {
   MemoryAmount budget_;                      // config.memory.budget (auto already resolved)
   bool wait_for_protected_ = false;
   bool shutting_down_ = false;
+  SchedulerTime now_;  // the latest time an event brought
 };
 
 }  // namespace swapd

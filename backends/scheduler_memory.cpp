@@ -11,14 +11,10 @@ namespace {
 
 std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
 
-// How long a refused client should wait before asking again: until the first protected model's
-// ttl could stop it, else a minute.
-int RetryAfterSeconds(const std::vector<std::chrono::seconds>& ttls) {
-  int64_t best = 60;
-  for (auto ttl : ttls) {
-    if (ttl.count() > 0) best = std::min<int64_t>(best, ttl.count());
-  }
-  return static_cast<int>(std::clamp<int64_t>(best, 1, 3600));
+// Whole seconds from `now` to `until`, rounded up (0 when past).
+int64_t SecondsLeft(SchedulerTime now, SchedulerTime until) {
+  if (until <= now) return 0;
+  return std::chrono::ceil<std::chrono::seconds>(until - now).count();
 }
 
 std::string Join(const std::vector<std::string>& models) {
@@ -28,6 +24,16 @@ std::string Join(const std::vector<std::string>& models) {
 }
 
 }  // namespace
+
+std::string Scheduler::ProtectedBy(const ModelState& m) const {
+  if (m.phase == ModelPhase::kStopping || m.phase == ModelPhase::kStopped) return "";
+  if (!m.swappable) return "swappable: false";
+  if (m.min_residency.count() <= 0) return "";
+  const std::string base = "minResidency: " + std::to_string(m.min_residency.count()) + " s";
+  if (m.phase == ModelPhase::kStarting) return base + ", starting";
+  const int64_t left = SecondsLeft(now_, m.resident_until);
+  return left > 0 ? base + ", " + std::to_string(left) + " s left" : "";
+}
 
 Footprint Scheduler::Cost(const std::string& model) const {
   const ModelState* m = Find(model);
@@ -54,7 +60,8 @@ std::vector<ResidentModel> Scheduler::Residents(const std::string& model,
     ResidentModel r;
     r.model = id;
     r.cost = Cost(id);
-    r.protect = !m.swappable && !evict_protected;
+    r.protected_by = ProtectedBy(m);
+    r.protect = !r.protected_by.empty() && !evict_protected;
     r.evict_cost = matrix_ ? matrix_->config().EvictCost(id) : 1;
     r.last_used = m.idle_since.time_since_epoch().count();
     if (m.phase == ModelPhase::kStopping) {
@@ -98,28 +105,43 @@ Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* dec
   }
   // The group or matrix rules may want a protected model gone too.
   std::vector<std::string> blocked;
-  for (const std::string& other : plan.evict) {
-    const ModelState& m = models_.at(other);
-    if (!m.swappable && !evict_protected && m.phase != ModelPhase::kStopping &&
-        std::find(plan.protected_models.begin(), plan.protected_models.end(), other) ==
-            plan.protected_models.end()) {
-      blocked.push_back(other);
+  std::vector<ProtectedModel> reasons;
+  if (!evict_protected) {
+    for (const std::string& other : plan.evict) {
+      std::string by = ProtectedBy(models_.at(other));
+      if (!by.empty() && std::find(plan.protected_models.begin(), plan.protected_models.end(),
+                                   other) == plan.protected_models.end()) {
+        blocked.push_back(other);
+        reasons.push_back({other, std::move(by)});
+      }
     }
   }
   if (blocked.empty() && plan.protected_models.empty()) return plan;
-  std::string why =
-      plan.refusal.ok()
-          ? "it needs " + Join(blocked) +
-                " to stop (group or matrix rules), and swappable: " + "false protects " +
-                (blocked.size() == 1 ? "it" : "them")
-          : plan.refusal.message();
+  std::string why = plan.refusal.ok()
+                        ? "it needs " + Join(blocked) + " to stop (group or matrix rules), and " +
+                              DescribeProtection(reasons)
+                        : plan.refusal.message();
   plan.protected_models.insert(plan.protected_models.end(), blocked.begin(), blocked.end());
-  std::vector<std::chrono::seconds> ttls;
-  for (const std::string& p : plan.protected_models) ttls.push_back(models_.at(p).ttl);
   plan.refusal = Status::Error(ErrorCode::kUnavailable,
                                Quoted(model) + " cannot be loaded now: " + why + "; retry later")
-                     .WithRetryAfter(RetryAfterSeconds(ttls));
+                     .WithRetryAfter(RetryAfterSeconds(plan.protected_models));
   return plan;
+}
+
+int Scheduler::RetryAfterSeconds(const std::vector<std::string>& protected_models) const {
+  // Until the first protected model could go: the end of its residency (known exactly), else its
+  // ttl (which counts from its last request: at most a minute), else a minute.
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (const std::string& p : protected_models) {
+    const ModelState& m = models_.at(p);
+    const int64_t left = !m.swappable                       ? 0
+                         : m.phase == ModelPhase::kStarting ? m.min_residency.count()
+                                                            : SecondsLeft(now_, m.resident_until);
+    best = std::min<int64_t>(best, left > 0            ? left
+                                   : m.ttl.count() > 0 ? std::min<int64_t>(m.ttl.count(), 60)
+                                                       : 60);
+  }
+  return static_cast<int>(std::clamp<int64_t>(best, 1, 3600));
 }
 
 void Scheduler::Rebalance() {

@@ -54,10 +54,10 @@ bool Scheduler::Advance(Batch& b) {
     ModelState& other = models_.at(other_id);
     // Never stop a model with requests in flight: its last RequestFinished pumps again.
     if (other.phase == ModelPhase::kReady && other.in_flight == 0) {
-      if (!other.swappable) {
-        effects_->Explain(b.model, "model \"" + other_id +
-                                       "\" (swappable: false) is stopped for a request with a key "
-                                       "of memory.evictProtectedKeys");
+      if (std::string by = ProtectedBy(other); !by.empty()) {
+        effects_->Explain(b.model, "model \"" + other_id + "\" (" + by +
+                                       ") is stopped for a request with a key of "
+                                       "memory.evictProtectedKeys");
       }
       IssueStop(other_id, plan.by_budget.count(other_id) != 0 ? StopReason::kBudget
                           : matrix_                           ? StopReason::kMatrix

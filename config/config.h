@@ -143,6 +143,11 @@ struct ModelConfig {
   MemoryAmount memory;
   bool keep_page_cache = false;  // `pageCache: keep`: its model files count against the RAM budget
   bool swappable = true;         // `swappable: false`: never stopped to make room for another
+  // `minResidency`: once started, protected like `swappable: false` for this long after it became
+  // ready (0: not at all). Its ttl, an unload, a reload and shutdown still stop it.
+  std::chrono::seconds min_residency{0};
+  // `prefetch: true`: its model files are read into the page cache before its process starts.
+  bool prefetch = false;
   nlohmann::json metadata = nlohmann::json::object();
   std::string group;     // name of its group; kDefaultGroup when ungrouped
   int64_t priority = 0;  // routing.scheduler fifo priority: a higher one is served first

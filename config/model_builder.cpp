@@ -135,6 +135,8 @@ class ModelBuilder {
     m.memory = raw_.memory;
     m.keep_page_cache = raw_.keep_page_cache;
     m.swappable = raw_.swappable;
+    m.min_residency = std::chrono::seconds(raw_.min_residency);
+    m.prefetch = raw_.prefetch;
     if (raw_.health_check_timeout > 0) {
       m.health_check_timeout = std::chrono::seconds(raw_.health_check_timeout);
     }

@@ -120,6 +120,18 @@ class ModelReader {
         }
       } else if (key == "swappable") {
         if (auto v = fields_.Bool(e, ctx)) model.swappable = *v;
+      } else if (key == "minResidency") {
+        if (auto v = fields_.Int(e, ctx)) {
+          if (*v < 0 || *v > 7 * 24 * 3600) {
+            sink_.Error(e.value->pos,
+                        ctx + "minResidency: expected seconds between 0 and 604800, got " +
+                            std::to_string(*v));
+          } else {
+            model.min_residency = *v;
+          }
+        }
+      } else if (key == "prefetch") {
+        if (auto v = fields_.Bool(e, ctx)) model.prefetch = *v;
       } else if (key == "metadata") {
         if (fields_.IsMapOrError(e, ctx)) model.metadata = e.value;
       } else if (key == "filters") {

@@ -45,6 +45,8 @@ struct RawModel {
   MemoryAmount memory;           // swapd's memory keys, read at once
   bool keep_page_cache = false;
   bool swappable = true;
+  int64_t min_residency = 0;  // seconds
+  bool prefetch = false;
 };
 
 struct RawGroup {

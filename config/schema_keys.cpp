@@ -38,10 +38,12 @@ constexpr std::array<K, 8> kTopUnsupported = {
     "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer",
     "ui",          "performance",   "upstream",           "security"};
 
-constexpr std::array<K, 22> kModelSupported = {"cmd",
+constexpr std::array<K, 24> kModelSupported = {"cmd",
                                                "memory",
                                                "pageCache",
                                                "swappable",
+                                               "minResidency",
+                                               "prefetch",
                                                "timeouts",
                                                "cmdStop",
                                                "proxy",

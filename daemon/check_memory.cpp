@@ -29,7 +29,10 @@ std::string Seconds(std::chrono::milliseconds ms) {
 bool UsesMemoryKeys(const Config& c) {
   if (c.memory.HasBudget()) return true;
   for (const auto& [id, m] : c.models) {
-    if (!m.memory.empty() || m.keep_page_cache || !m.swappable) return true;
+    if (!m.memory.empty() || m.keep_page_cache || !m.swappable || m.min_residency.count() > 0 ||
+        m.prefetch) {
+      return true;
+    }
   }
   return false;
 }
@@ -89,6 +92,11 @@ void DescribeModelMemory(const ModelConfig& m, const Config& config, std::ostrea
   }
   if (m.keep_page_cache) o << "  pageCache: keep (its model files count against the RAM budget)\n";
   if (!m.swappable) o << "  swappable: no (never stopped to make room for another model)\n";
+  if (m.min_residency.count() > 0) {
+    o << "  minResidency: " << m.min_residency.count()
+      << " s (not stopped to make room for another model that long after it is ready)\n";
+  }
+  if (m.prefetch) o << "  prefetch: yes (its model files are read into the page cache first)\n";
   for (const std::string& path : ModelFilesOf(m.argv)) {
     const FileCache f = FilesInPageCache({path});
     o << "  model file: " << path;
@@ -131,6 +139,8 @@ nlohmann::json ModelMemoryCheckJson(const ModelConfig& m, const Config& config) 
           {"learned", learned},
           {"pageCache", m.keep_page_cache ? "keep" : "auto"},
           {"swappable", m.swappable},
+          {"minResidency", m.min_residency.count()},
+          {"prefetch", m.prefetch},
           {"modelFiles", files}};
 }
 

@@ -30,6 +30,8 @@ nlohmann::json ModelMemoryJson(const ModelConfig* definition, const ModelSnapsho
   if (definition != nullptr) {
     out["declared"] = MemoryAmountJson(definition->memory);
     out["swappable"] = definition->swappable;
+    out["min_residency_seconds"] = definition->min_residency.count();
+    out["prefetch"] = definition->prefetch;
     out["page_cache"] = definition->keep_page_cache ? "keep" : "auto";
   }
   if (measured == nullptr) {

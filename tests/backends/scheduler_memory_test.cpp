@@ -2,7 +2,7 @@
 // budget evictions and their reason, protection (refused with Retry-After, or waiting), a model
 // too big for the budget, the rebalance after a larger measurement, and a property test over
 // random event sequences: the running models never exceed a budget, protected ones never stop to
-// make room.
+// make room, nor does a model within its minResidency.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -153,6 +153,70 @@ TEST_CASE("budget: group rules cannot evict a protected model either",
              Catch::Contains("group or matrix rules") && Catch::Contains("\"a\""));
 }
 
+TEST_CASE("minResidency: a model just started is protected until its residency ends",
+          "[unit][scheduler][budget]") {
+  Config c = BudgetDuo();
+  c.models["duo-cpu"].min_residency = std::chrono::seconds(300);
+  Harness h(c);
+  h.Duo();                    // duo-cpu became ready at t=0; now is t=2
+  h.scheduler.SetNow(h.now);  // as the Router does before each request
+  h.scheduler.RequestArrived(3, "solo");
+  CHECK(h.effects.Take() == Log{"reject 3"});
+  const Status& why = h.effects.Rejection(3);
+  CHECK(why.code() == ErrorCode::kUnavailable);
+  CHECK_THAT(why.message(), Catch::Contains("duo-cpu") && Catch::Contains("minResidency: 300 s"));
+  CHECK(why.retry_after_seconds() == 298);  // until its residency ends
+  CHECK(h.scheduler.Phase("duo-cpu") == ModelPhase::kReady);
+  // The Scheduler asks to be ticked when the residency ends.
+  REQUIRE(h.scheduler.NextDeadline().has_value());
+  CHECK(*h.scheduler.NextDeadline() == SchedulerTime{} + std::chrono::seconds(300));
+
+  h.scheduler.SetNow(SchedulerTime{} + std::chrono::seconds(300));
+  h.scheduler.RequestArrived(4, "solo");
+  CHECK(h.effects.Take() == Log{"stop duo-cpu", "stop duo-gpu"});
+  CHECK(h.effects.StopReasonOf("duo-cpu") == "budget");
+}
+
+TEST_CASE("minResidency: a waiting load goes on once the residency ends (onProtected: wait)",
+          "[unit][scheduler][budget]") {
+  Config c = ConfigBuilder().Model("a").Model("b").Build();  // the default group swaps them
+  c.models["a"].min_residency = std::chrono::seconds(60);
+  c.memory.wait_for_protected = true;
+  Harness h(c);
+  h.RunAndFinish(1, "a");
+  h.scheduler.RequestArrived(2, "b");
+  CHECK(h.effects.Take().empty());
+  CHECK(h.scheduler.Queued("b") == 1);
+  h.scheduler.Tick(SchedulerTime{} + std::chrono::seconds(59));
+  CHECK(h.effects.Take().empty());
+  h.scheduler.Tick(SchedulerTime{} + std::chrono::seconds(60));
+  CHECK(h.effects.Take() == Log{"stop a"});
+  CHECK(h.effects.StopReasonOf("a") == "group");
+  h.scheduler.StopFinished("a");
+  CHECK(h.effects.Take() == Log{"start b"});
+}
+
+TEST_CASE(
+    "minResidency: a request queued behind the start is refused once it is ready; ttl "
+    "still stops it",
+    "[unit][scheduler][budget]") {
+  Config c = ConfigBuilder().Model("a", "", 10, /*ttl_seconds=*/30).Model("b").Build();
+  c.models["a"].min_residency = std::chrono::seconds(600);
+  Harness h(c);
+  h.scheduler.RequestArrived(1, "a");
+  CHECK(h.effects.Take() == Log{"start a"});
+  h.scheduler.RequestArrived(2, "b");  // while a starts: queued behind a's batch
+  CHECK(h.effects.Take().empty());
+  h.scheduler.StartFinished("a", Status::Ok(), h.now);
+  CHECK(h.effects.Take() == Log{"admit 1", "reject 2"});
+  CHECK_THAT(h.effects.Rejection(2).message(), Catch::Contains("minResidency: 600 s, 600 s left"));
+  CHECK(h.effects.Rejection(2).retry_after_seconds() == 600);
+  h.scheduler.RequestFinished(1, h.now);
+  h.scheduler.Tick(h.now + std::chrono::seconds(30));  // its ttl is shorter than its residency
+  CHECK(h.effects.Take() == Log{"stop a"});
+  CHECK(h.effects.StopReasonOf("a") == "ttl");
+}
+
 TEST_CASE("budget: a model larger than the budget is refused at once",
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();
@@ -182,6 +246,7 @@ TEST_CASE("property: the running models never exceed the budget; protected ones 
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();
   c.models["duo-gpu"].swappable = false;
+  c.models["small"].min_residency = std::chrono::seconds(5);
   const std::vector<std::string> models = {"duo-cpu", "duo-gpu", "small", "solo"};
   std::mt19937 rng(1205);
   for (int round = 0; round < 200; ++round) {
@@ -191,6 +256,7 @@ TEST_CASE("property: the running models never exceed the budget; protected ones 
     std::vector<RequestId> in_flight;
     std::vector<std::string> starting, stopping;
     RequestId next = 1;
+    SchedulerTime small_ready{};
     for (int step = 0; step < 60; ++step) {
       switch (rng() % 4) {
         case 0:
@@ -215,6 +281,7 @@ TEST_CASE("property: the running models never exceed the budget; protected ones 
             std::string m = starting.front();
             starting.erase(starting.begin());
             s.StartFinished(m, Status::Ok(), now);
+            if (m == "small") small_ready = now;
           }
           break;
       }
@@ -226,6 +293,10 @@ TEST_CASE("property: the running models never exceed the budget; protected ones 
           const std::string m = e.substr(5);
           stopping.push_back(m);
           if (m == "duo-gpu") CHECK(effects.StopReasonOf(m) == "ttl");
+          // Within its residency, small stops only when it is only starting (no ttl here).
+          if (m == "small" && effects.StopReasonOf(m) != "ttl") {
+            CHECK(now - small_ready >= std::chrono::seconds(5));
+          }
         }
         if (e.rfind("admit ", 0) == 0) in_flight.push_back(std::stoull(e.substr(6)));
       }

@@ -31,6 +31,8 @@ models:
     memory: {ram: 10GiB}
     pageCache: keep
     swappable: false
+    minResidency: 300
+    prefetch: true
   small:
     cmd: "srv --port ${PORT}"
     memory: {ram: 512MiB, vram: 3GiB}
@@ -52,11 +54,15 @@ models:
   CHECK(big.memory.ram == 10 * kGiB);
   CHECK(big.keep_page_cache);
   CHECK_FALSE(big.swappable);
+  CHECK(big.min_residency == std::chrono::seconds(300));
+  CHECK(big.prefetch);
   const ModelConfig& small = Model(r, "small");
   CHECK(small.memory.ram == 512 * kMiB);
   CHECK(small.memory.vram == std::map<int, uint64_t>{{0, 3 * kGiB}});
   CHECK(small.swappable);
   CHECK_FALSE(small.keep_page_cache);
+  CHECK(small.min_residency == std::chrono::seconds(0));
+  CHECK_FALSE(small.prefetch);
   CHECK(Model(r, "multi").memory.vram == std::map<int, uint64_t>{{0, kGiB}, {1, 2 * kGiB}});
   // With a budget, the ungrouped models do not swap one another: the budget decides.
   const GroupConfig& fallback = r.config->groups.at(std::string(kDefaultGroup));
@@ -86,6 +92,8 @@ models:
     cmd: "srv --port ${PORT}"
     memory: {ram: [1], vram: {0: huge}, disk: 1GiB}
     pageCache: sometimes
+    minResidency: -5
+    prefetch: maybe
 )yaml");
   REQUIRE_FALSE(r.ok());
   const Diagnostic* ram = FindDiag(r, "memory.ram: expected a size");
@@ -98,6 +106,8 @@ models:
   CHECK(At(FindDiag(r, "memory.vram.0: expected a size")) == "11:34");
   CHECK(FindDiag(r, "disk") != nullptr);
   CHECK(At(FindDiag(r, "pageCache: must be keep or auto")) == "12:16");
+  CHECK(At(FindDiag(r, "minResidency: expected seconds between 0 and 604800")) == "13:19");
+  CHECK(At(FindDiag(r, "prefetch")) == "14:15");
 }
 
 TEST_CASE("auto budgets are what the machine has minus the margin", "[unit][config][budget]") {
