@@ -81,6 +81,7 @@ ProcessBackend::ProcessBackend(ModelConfig model, const Config& config,
                        model_, options.slot_store ? options.slot_store
                                                   : std::make_shared<SlotStore>(
                                                         SlotStore::Settings::From(config)))),
+      prefetch_(model_.prefetch ? std::move(options.prefetch) : nullptr),
       since_(Clock::now()) {
   sink_->to_log = config.log_to_stdout == "upstream" || config.log_to_stdout == "both";
   sink_->on_line = std::move(options.on_output_line);
@@ -142,6 +143,15 @@ Status ProcessBackend::Start() {
   if (slots_) {
     lock.unlock();
     slots_->Prepare();
+    lock.lock();
+    if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
+  }
+  if (prefetch_ && !model_.argv.empty()) {
+    lock.unlock();
+    prefetch_(model_, [this, gen] {
+      std::lock_guard<std::mutex> guard(mu_);
+      return start_gen_ != gen || state_ != BackendState::kStarting;
+    });
     lock.lock();
     if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
   }

@@ -13,7 +13,9 @@
 // monitor thread (output, exit detection, reaping); a start's readiness checks run on the thread
 // that called Start() first, and a stop runs on the thread that called Stop(). A model whose cmd
 // uses ${SLOT_DIR} saves its llama-server slots before a planned stop of a ready process and
-// restores them once ready again, before Start() returns (backends/slot_cache.h). The exit callback
+// restores them once ready again, before Start() returns (backends/slot_cache.h). A model with
+// `prefetch: true` has its files read into the page cache first (ProcessBackendOptions::prefetch).
+// The exit callback
 // runs on the monitor thread; it must not block and must not destroy the backend. Do not destroy
 // a ProcessBackend while another thread is inside one of its methods.
 #pragma once
@@ -46,6 +48,10 @@ struct ProcessBackendOptions {
   // The slot cache's files, shared by all models (backends/slot_store.h). Null: each backend of
   // a model whose cmd uses ${SLOT_DIR} makes its own from the config.
   std::shared_ptr<SlotStore> slot_store;
+  // Called for a model with `prefetch: true` while it starts, before its process is spawned, on
+  // the starting thread (the model reads as starting meanwhile). `cancelled` turns true when a
+  // Stop() cancels the start; the call should then return soon. Null: no prefetch.
+  std::function<void(const ModelConfig& model, const std::function<bool()>& cancelled)> prefetch;
 };
 
 class ProcessBackend : public Backend {
@@ -89,6 +95,8 @@ class ProcessBackend : public Backend {
   const std::shared_ptr<OutputSink> sink_;  // shared with monitor threads
   // Null unless cmd uses ${SLOT_DIR}. Used without mu_ by the thread that starts or stops.
   const std::unique_ptr<SlotCache> slots_;
+  // ProcessBackendOptions::prefetch when the model asks for it, else null.
+  const std::function<void(const ModelConfig&, const std::function<bool()>&)> prefetch_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -22,6 +22,7 @@
 #include "daemon/log_hub.h"
 #include "daemon/log_hub_sink.h"
 #include "daemon/metrics.h"
+#include "daemon/page_prefetch.h"
 #include "daemon/service_notify.h"
 #include "daemon/service_routes.h"
 #include "frontdoor/front_door.h"
@@ -105,6 +106,7 @@ int App::Run() {
     log_hub->Append(model_id, line);
   };
   backend_options.slot_store = slot_store;
+  backend_options.prefetch = PrefetchModelFiles;
   Router router(config, MakeProcessBackendFactory(std::move(backend_options)));
   std::unique_ptr<HistoryStore> store;
   if (!config->store_path.empty()) {

@@ -104,6 +104,40 @@ TEST_CASE("ProcessBackend: Stop while starting cancels the start", "[integration
   CHECK(ZombieChildren().empty());
 }
 
+TEST_CASE("ProcessBackend: the prefetch runs before the spawn and a Stop cancels it",
+          "[integration][backend]") {
+  ModelConfig model = FakeModel("prefetched");
+  model.prefetch = true;
+  std::atomic<bool> entered{false}, saw_cancel{false};
+  ProcessBackendOptions options;
+  options.prefetch = [&](const ModelConfig& m, const std::function<bool()>& cancelled) {
+    CHECK(m.id == "prefetched");
+    entered = true;
+    while (!cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    saw_cancel = true;
+  };
+  ProcessBackend backend(model, TestConfig(), options);
+  Status start_result;
+  std::thread starter([&] { start_result = backend.Start(); });
+  REQUIRE(WaitFor([&] { return entered.load(); }));
+  CHECK(backend.Info().state == BackendState::kStarting);
+  CHECK(backend.Info().pid == 0);  // nothing spawned while prefetching
+  backend.Stop();
+  starter.join();
+  CHECK(saw_cancel);
+  CHECK(start_result.code() == ErrorCode::kUnavailable);
+  CHECK(backend.Info().state == BackendState::kStopped);
+  CHECK(ZombieChildren().empty());
+
+  // Without `prefetch: true` on the model, the hook is not called.
+  bool called = false;
+  options.prefetch = [&](const ModelConfig&, const std::function<bool()>&) { called = true; };
+  ProcessBackend plain(FakeModel("plain"), TestConfig(), options);
+  REQUIRE(plain.Start().ok());
+  CHECK_FALSE(called);
+  plain.Stop();
+}
+
 TEST_CASE("ProcessBackend: readiness is noticed soon after the backend is ready",
           "[integration][backend]") {
   // Timings are measured in bench/; this only checks that no slow poll interval hides readiness.

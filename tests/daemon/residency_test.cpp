@@ -1,12 +1,17 @@
 // Residency end to end: the real swapd with fake backends. A model's minResidency keeps it loaded
 // against the group rules (503 + Retry-After, or a wait that ends with the residency), and
 // `prefetch: true` reads its model files into the page cache before its process starts.
+#include <fcntl.h>
 #include <httplib.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "daemon/memory_meter.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/swapd_process.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
 
 namespace swapd::testing {
@@ -79,6 +84,49 @@ TEST_CASE("minResidency with onProtected: wait: the swap happens once the reside
   const std::string logs = HttpGet(s.base_url, "/logs").body;
   CHECK_THAT(logs, Catch::Contains("minResidency: 2 s") && Catch::Contains("(waiting)"));
   CHECK_THAT(logs, Catch::Contains("model a: stopping (group)"));
+}
+
+TEST_CASE("prefetch: a model's files are read into the page cache before its process starts",
+          "[integration][memory][prefetch]") {
+  TempDir dir;
+  const std::string weights = dir.Path("weights.gguf");
+  {
+    const int fd = ::open(weights.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    const std::string chunk(1 << 20, 'w');
+    for (int i = 0; i < 48; ++i) REQUIRE(::write(fd, chunk.data(), chunk.size()) == 1 << 20);
+    REQUIRE(::fdatasync(fd) == 0);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  const int64_t cached_before = FilesInPageCache({weights}).cached;
+  const std::string yaml =
+      "models:\n" +
+      FakeModelYaml("a", FreeLoopbackPort(), "--lora " + weights, "    prefetch: true\n") +
+      FakeModelYaml("b", FreeLoopbackPort(), "", "    prefetch: true\n");
+  auto swapd = StartSwapd(yaml);
+  REQUIRE(swapd.ok());
+  const SwapdInstance& s = swapd.value();
+  HttpReply a = HttpPost(s.base_url, "/v1/chat/completions", ChatBody("a", false));
+  INFO(a.Describe());
+  REQUIRE(a.status == 200);
+  CHECK(FilesInPageCache({weights}).cached == 48 << 20);
+
+  const std::string logs = HttpGet(s.base_url, "/logs").body;
+  INFO(logs);
+  const size_t prefetched = logs.find("model a: prefetched ");
+  const size_t started = logs.find("model a: started pid");
+  REQUIRE(prefetched != std::string::npos);
+  REQUIRE(started != std::string::npos);
+  CHECK(prefetched < started);
+  CHECK_THAT(logs, Catch::Contains(" of 48.0 MiB ("));
+  if (cached_before < (24 << 20)) CHECK_THAT(logs, Catch::Contains("B/s"));  // read from disk
+  // A model whose cmd names no model file that exists starts anyway, with a warning.
+  HttpReply b = HttpPost(s.base_url, "/v1/chat/completions", ChatBody("b", false));
+  INFO(b.Describe());
+  CHECK(b.status == 200);
+  CHECK_THAT(HttpGet(s.base_url, "/logs").body,
+             Catch::Contains("model b: prefetch: true, but no model file its cmd names exists"));
 }
 
 }  // namespace
