@@ -166,6 +166,7 @@ int App::Run() {
   AddLogRoutes(server, log_hub);
   AddEventRoutes(server, events, log_hub);
   AddActivityRoutes(server, activity);
+  AddMemoryRoutes(server, memory);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());
     return 1;

@@ -311,6 +311,15 @@ std::string FootprintMonitor::RenderPrometheus(const std::vector<ModelSnapshot>&
   return out.str();
 }
 
+Result<std::vector<FootprintRecord>> FootprintMonitor::History(const std::string& model,
+                                                               int limit) const {
+  if (!store_) {
+    return Status::Error(ErrorCode::kUnavailable,
+                         "no history store: store.path is none, or it could not be opened");
+  }
+  return store_->History(model, limit);
+}
+
 MachineMemory ReadMachineMemory() {
   MachineMemory machine;
   std::ifstream meminfo("/proc/meminfo");

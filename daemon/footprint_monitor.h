@@ -71,6 +71,9 @@ class FootprintMonitor {
   // Samples soon (a model became ready, or finished a request): at most once a second.
   void SampleSoon();
   MemoryView View() const;
+  // The last `limit` records of `model` in the history store, newest first (any definition).
+  // kUnavailable when there is no store (store.path: none, or it could not be opened).
+  Result<std::vector<FootprintRecord>> History(const std::string& model, int limit) const;
   // Prometheus text: budgets, each model's cost, VRAM, files and page cache, the GPU tool.
   std::string RenderPrometheus(const std::vector<ModelSnapshot>& models) const;
 

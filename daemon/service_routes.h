@@ -1,6 +1,6 @@
 // The service's own routes, added to the FrontDoor by the App: GET /metrics (Prometheus),
 // GET /api/models (every model's state, counters, memory and last log lines; the budgets),
-// POST /api/config/reload,
+// POST /api/config/reload, GET /api/memory/history,
 // the log routes GET /logs, GET /logs/stream and GET /logs/stream/{model}, GET /api/events, and
 // the request history GET /api/metrics/activity and /api/metrics/stats.
 // The handlers run on the front door's threads; what they use must outlive the FrontDoor.
@@ -36,6 +36,10 @@ void AddLogRoutes(FrontDoor& door, std::shared_ptr<LogHub> hub);
 // send each new line to `events` as logData.
 void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
                     std::shared_ptr<LogHub> logs);
+
+// Adds GET /api/memory/history (?model=, limit 1-500, 100): the footprints recorded of a model in
+// the history store, newest first; 503 without a store.
+void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory);
 
 // Adds GET /api/metrics/activity (the request history: ?model= (repeatable), start, end
 // (RFC 3339), min_id, max_id, limit (1-999, 25), page, sort, order, as llama-swap) and

@@ -104,6 +104,31 @@ TEST_CASE("swapd learns what a model holds in RAM, VRAM and page cache", "[integ
       metrics.body,
       Catch::Contains("swapd_model_memory_cost_bytes{model=\"a\",resource=\"gpu0\"} 734003200"));
   CHECK_THAT(metrics.body, Catch::Contains("swapd_gpu_tool_up 1"));
+
+  // The history store keeps what was learned: GET /api/memory/history shows its rows.
+  json history;
+  REQUIRE(WaitFor(
+      [&] {
+        HttpReply reply = HttpGet(swapd.value().base_url, "/api/memory/history?model=a&limit=5");
+        if (reply.status != 200) return false;
+        history = json::parse(reply.body);
+        return !history["records"].empty() &&
+               history["records"][0]["learned"]["vram"]["0"] == 700 * kMiB;
+      },
+      20s));
+  INFO(history.dump());
+  CHECK(history["model"] == "a");
+  CHECK(history["records"].size() <= 5);
+  const json& newest = history["records"][0];
+  CHECK(newest["anon_bytes"] >= 90 * kMiB);
+  CHECK(newest["vram_bytes"]["0"] == 700 * kMiB);
+  CHECK(newest["at"].get<std::string>().size() == 20);  // RFC 3339, UTC
+  CHECK(newest["definition"].get<std::string>().size() == 16);
+  CHECK(HttpGet(swapd.value().base_url, "/api/memory/history").status == 400);
+  CHECK(HttpGet(swapd.value().base_url, "/api/memory/history?model=a&limit=0").status == 400);
+  CHECK(json::parse(
+            HttpGet(swapd.value().base_url, "/api/memory/history?model=nobody").body)["records"]
+            .empty());
 }
 
 // The duo of examples/duo.yaml, kept together by budgets instead of a group.

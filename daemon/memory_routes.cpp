@@ -1,0 +1,64 @@
+// GET /api/memory/history: what the history store recorded of one model's footprint, newest
+// first: each sample's resident memory, GPU memory and the footprint the budget counted after it.
+#include <nlohmann/json.hpp>
+
+#include "daemon/footprint_monitor.h"
+#include "daemon/memory_json.h"
+#include "daemon/service_routes.h"
+#include "daemon/time_text.h"
+#include "frontdoor/error_response.h"
+
+namespace swapd {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kDefaultLimit = 100;
+
+json RecordJson(const FootprintRecord& r) {
+  json vram = json::object();
+  for (const auto& [gpu, bytes] : r.vram) vram[std::to_string(gpu)] = bytes;
+  return {{"at", Rfc3339(r.at)},          {"definition", r.definition},
+          {"rss_bytes", r.process.rss},   {"anon_bytes", r.process.anon},
+          {"file_bytes", r.process.file}, {"shmem_bytes", r.process.shmem},
+          {"vram_bytes", vram},           {"learned", FootprintJson(r.learned)}};
+}
+
+// ?limit=: 1 to HistoryStore::kRowsPerModel, kDefaultLimit when absent; 0 when malformed.
+int LimitOf(const HttpRequest& req) {
+  const std::optional<std::string_view> raw = req.Param("limit");
+  if (!raw || raw->empty()) return kDefaultLimit;
+  if (raw->size() > 4 || raw->find_first_not_of("0123456789") != std::string_view::npos) return 0;
+  const int limit = std::stoi(std::string(*raw));
+  return limit <= HistoryStore::kRowsPerModel ? limit : 0;
+}
+
+}  // namespace
+
+void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory) {
+  door.AddRoute("GET", "/api/memory/history",
+                [&memory](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+                  const std::string model(req.Param("model").value_or(""));
+                  if (model.empty()) {
+                    return SetErrorResponse(res, Status::Error(ErrorCode::kInvalidArgument,
+                                                               "missing ?model= (a model id)"));
+                  }
+                  const int limit = LimitOf(req);
+                  if (limit <= 0) {
+                    return SetErrorResponse(
+                        res, Status::Error(ErrorCode::kInvalidArgument,
+                                           "limit must be a whole number from 1 to " +
+                                               std::to_string(HistoryStore::kRowsPerModel)));
+                  }
+                  ctx.WillBlock();  // a query of the database
+                  Result<std::vector<FootprintRecord>> records = memory.History(model, limit);
+                  if (!records.ok()) return SetErrorResponse(res, records.status());
+                  json rows = json::array();
+                  for (const FootprintRecord& r : records.value()) rows.push_back(RecordJson(r));
+                  res.SetBody(json{{"model", model}, {"records", rows}}.dump(
+                                  -1, ' ', false, json::error_handler_t::replace),
+                              "application/json");
+                });
+}
+
+}  // namespace swapd
