@@ -169,7 +169,7 @@ void FootprintMonitor::Sample() {
     }
   }
   const bool read_gpu = any_running && (new_run || Clock::now() >= gpu_read_ + kGpuEvery);
-  GpuReading gpu = read_gpu ? ReadNvidiaGpus() : GpuReading{};
+  GpuReading gpu = read_gpu ? ReadGpus() : GpuReading{};
   if (read_gpu) gpu_read_ = Clock::now();
   std::map<std::string, ModelMemory> models;
   const auto now = std::chrono::system_clock::now();
@@ -278,7 +278,8 @@ std::string FootprintMonitor::RenderPrometheus(const std::vector<ModelSnapshot>&
     }
   }
   Header(out, "swapd_backend_gpu_memory_bytes", "gauge",
-         "GPU memory of each running backend's process group, by GPU index (nvidia-smi).");
+         "GPU memory of each running backend's process group, by GPU index (nvidia-smi or "
+         "rocm-smi).");
   for (const auto& [id, m] : view.models) {
     if (m.pid == 0) continue;
     for (const auto& [gpu, bytes] : m.vram) {
@@ -305,7 +306,8 @@ std::string FootprintMonitor::RenderPrometheus(const std::vector<ModelSnapshot>&
   Header(out, "swapd_memory_samples_total", "counter", "Memory samples taken.");
   out << "swapd_memory_samples_total " << view.samples << "\n";
   Header(out, "swapd_gpu_tool_up", "gauge",
-         "1 when the GPU tool (nvidia-smi) answered the last sample, 0 when it failed or is "
+         "1 when the GPU tool (nvidia-smi or rocm-smi) answered the last sample, 0 when it failed "
+         "or is "
          "absent.");
   out << "swapd_gpu_tool_up " << (view.gpu_error.empty() && !view.gpu_tool.empty() ? 1 : 0) << "\n";
   return out.str();
@@ -332,14 +334,14 @@ MachineMemory ReadMachineMemory() {
     }
     meminfo.ignore(256, '\n');
   }
-  const GpuReading gpu = ReadNvidiaGpus();
+  const GpuReading gpu = ReadGpus();
   for (const auto& [index, device] : gpu.devices) {
     if (device.total_bytes > 0) machine.gpus[index] = static_cast<uint64_t>(device.total_bytes);
   }
   if (machine.gpus.empty()) {
     machine.gpu_note = !gpu.error.empty() ? gpu.error
-                       : gpu.tool.empty() ? "nvidia-smi not found on PATH"
-                                          : "nvidia-smi lists no GPU";
+                       : gpu.tool.empty() ? "neither nvidia-smi nor rocm-smi is on PATH"
+                                          : gpu.tool + " lists no GPU";
   }
   return machine;
 }

@@ -1,11 +1,11 @@
 // FootprintMonitor: measures what every running model really holds: the resident memory of its
-// process group, its memory on each GPU (nvidia-smi; none when the tool is absent) and how much of
-// its model files (GGUF) sits in the page cache. Each sample tells the Router the model's learned
-// footprint (the memory budget counts the larger of it and the declaration): RAM is VmRSS, or for
-// `pageCache: keep` the anonymous memory plus the whole files; VRAM per GPU; the largest seen
-// during the current run. Samples run on one thread every memory.sampleInterval, and soon after a
-// model becomes ready; the GPU tool runs every 10 s (at once for a new backend) and model files
-// are looked at every 30 s. The latest figures feed /api/models, /metrics and the log.
+// process group, its memory on each GPU (nvidia-smi, else rocm-smi; none when neither is there) and
+// how much of its model files (GGUF) sits in the page cache. Each sample tells the Router the
+// model's learned footprint (the memory budget counts the larger of it and the declaration): RAM is
+// VmRSS, or for `pageCache: keep` the anonymous memory plus the whole files; VRAM per GPU; the
+// largest seen during the current run. Samples run on one thread every memory.sampleInterval, and
+// soon after a model becomes ready; the GPU tool runs every 10 s (at once for a new backend) and
+// model files are looked at every 30 s. The latest figures feed /api/models, /metrics and the log.
 // Thread safe.
 #pragma once
 
@@ -99,8 +99,8 @@ class FootprintMonitor {
   std::thread thread_;
 };
 
-// What this machine has (MemTotal, and each GPU's total memory from nvidia-smi), for `auto`
-// budgets.
+// What this machine has (MemTotal, and each GPU's total memory from nvidia-smi or rocm-smi), for
+// `auto` budgets.
 MachineMemory ReadMachineMemory();
 
 }  // namespace swapd

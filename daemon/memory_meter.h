@@ -1,8 +1,8 @@
 // Memory meters: what a backend's process group holds in RAM (from /proc), what each process holds
-// on NVIDIA GPUs (from nvidia-smi), and how much of a model's files sits in the page cache
-// (mmap + mincore). They measure only; deciding what to unload is someone else's job.
-// Thread safe: every call reads the system afresh and keeps no state. ReadNvidiaGpus runs a child
-// process and blocks for up to its timeout; call it off the event loop.
+// on NVIDIA GPUs (from nvidia-smi) or AMD GPUs (rocm-smi, in amd_gpu_meter.cpp), and how much of a
+// model's files sits in the page cache (mmap + mincore). They measure only; deciding what to unload
+// is someone else's job. Thread safe: every call reads the system afresh and keeps no state.
+// ReadNvidiaGpus runs a child process and blocks for up to its timeout; call it off the event loop.
 #pragma once
 
 #include <chrono>
@@ -38,8 +38,8 @@ struct GpuDevice {
 };
 
 struct GpuReading {
-  // True when the tool ran and both queries succeeded. False without `error` when no tool is on
-  // PATH (no NVIDIA GPU to speak of); false with `error` when the tool failed or timed out.
+  // True when the tool ran and its queries succeeded. False without `error` when no tool is on
+  // PATH (no GPU to speak of); false with `error` when the tool failed or timed out.
   bool available = false;
   std::string tool;   // the path of the tool that ran; empty when none was found
   std::string error;  // e.g. "nvidia-smi: exit status 9: Failed to initialize NVML: ..."
@@ -61,6 +61,34 @@ std::map<int, GpuDevice> ParseNvidiaGpuList(std::string_view text);
 // parse, or name a GPU not in `uuid_to_index`, are skipped. Used by tests.
 std::map<int, std::map<int, int64_t>> ParseNvidiaComputeApps(
     std::string_view text, const std::map<std::string, int>& uuid_to_index);
+
+// AMD GPUs: runs `rocm-smi` (looked up on PATH) with --showmeminfo vram --json and --showpids, and
+// --showpidgpus when there is more than one GPU. rocm-smi gives one VRAM figure per process: a
+// process on several GPUs is kUnknownBytes on each. Never throws; bounded by `timeout` in all.
+GpuReading ReadAmdGpus(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+// The GPU reading of this machine: NVIDIA's when nvidia-smi is on PATH, else AMD's (rocm-smi);
+// neither: not available, no error.
+GpuReading ReadGpus(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+// Parse `rocm-smi --showmeminfo vram --json`: {"card0": {"VRAM Total Memory (B)": "...",
+// "VRAM Total Used Memory (B)": "..."}}; the index is the card number, the uuid "cardN".
+std::map<int, GpuDevice> ParseRocmMemInfo(std::string_view json_text);
+
+struct RocmProcess {
+  int gpus = 0;                        // how many GPUs it uses
+  int64_t vram_bytes = kUnknownBytes;  // on all of them together
+};
+// Parse the `rocm-smi --showpids` table (PID, PROCESS NAME, GPU(s), VRAM USED, SDMA USED,
+// CU OCCUPANCY); "UNKNOWN" figures are kUnknownBytes.
+std::map<int, RocmProcess> ParseRocmPids(std::string_view text);
+// Parse `rocm-smi --showpidgpus`: "PID 123 is using 2 DRM device(s):" then a line "0 1".
+std::map<int, std::vector<int>> ParseRocmPidGpus(std::string_view text);
+// pid -> GPU index -> bytes: on a single-GPU machine every process is on that GPU; otherwise a
+// process on one GPU (by `gpus_of_pid`) has its figure there, one on several is unknown on each.
+std::map<int, std::map<int, int64_t>> RocmMemoryByPid(
+    const std::map<int, GpuDevice>& devices, const std::map<int, RocmProcess>& processes,
+    const std::map<int, std::vector<int>>& gpus_of_pid);
 
 // GPU index -> bytes held by the processes in `pids` (see ProcessGroupPids in process_memory.h).
 // A GPU on which any of them holds kUnknownBytes sums to kUnknownBytes.

@@ -132,6 +132,32 @@ TEST_CASE("swapd learns what a model holds in RAM, VRAM and page cache", "[integ
 }
 
 // The duo of examples/duo.yaml, kept together by budgets instead of a group.
+TEST_CASE("swapd learns GPU memory from rocm-smi on an AMD machine", "[integration][memory][amd]") {
+  ToolDir tools(/*with_nvidia_smi=*/false);
+  fs::create_symlink(SWAPD_SOURCE_DIR "/tests/support/fake-rocm-smi", tools.dir.Path("rocm-smi"));
+  const std::string yaml = "memory: {sampleInterval: 0.2, gpus: auto}\nmodels:\n" +
+                           FakeModelYaml("a", FreeLoopbackPort(), "--vram-mb 600");
+  auto swapd = StartSwapd(yaml, {}, {tools.Path()});
+  REQUIRE(swapd.ok());
+  Chat(swapd.value(), "a");
+  json memory;
+  REQUIRE(WaitFor(
+      [&] {
+        memory = ModelEntry(ApiModels(swapd.value()), "a")["memory"];
+        return !memory["measured"].is_null() && !memory["measured"]["vram_bytes"].empty();
+      },
+      20s));
+  INFO(memory.dump());
+  CHECK(memory["measured"]["vram_bytes"]["0"] == 600 * kMiB);
+  CHECK(memory["cost"]["vram"]["0"] == 600 * kMiB);
+  const json api = ApiModels(swapd.value());
+  INFO(api["memory"].dump());
+  CHECK(api["memory"]["gpu_tool"].get<std::string>().find("rocm-smi") != std::string::npos);
+  CHECK(api["memory"]["gpus"]["0"]["total_bytes"] == 8192 * kMiB);
+  // gpus: auto took the card's 8 GiB less the margin (10%).
+  CHECK(api["memory"]["budget"]["vram"]["0"] == 8192 * kMiB - 8192 * kMiB / 10);
+}
+
 std::string BudgetDuoYaml(int cpu, int gpu, int small, int big, const std::string& cpu_extra = "") {
   return "memory:\n  ram: 2GiB\n  gpus: {0: 3.5GiB}\n  sampleInterval: 0.2\n"
          "  evictProtectedKeys: [sk-admin]\nmodels:\n" +

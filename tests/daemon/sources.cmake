@@ -14,4 +14,5 @@ list(APPEND SWAPD_TEST_SOURCES daemon/memory_meter_test.cpp daemon/check_memory_
   daemon/history_store_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/events_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/activity_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_test.cpp
+  daemon/amd_gpu_meter_test.cpp)
