@@ -7,8 +7,11 @@
 //     4 GiB sparse GGUF) as FootprintMonitor takes it: the process group's /proc status, the files'
 //     page-cache residency (mincore) and nvidia-smi when one is on PATH. CPU time of this process
 //     and its children (the GPU tool) per sample, as a share of one core at one sample a second.
+//  3. Prefetch: a 512 MiB file pushed out of the page cache (fdatasync + POSIX_FADV_DONTNEED) read
+//     by PrefetchFiles, against a plain sequential read(2) of the same file in the same run; and
+//     PrefetchFiles again once everything is cached (the cost of finding nothing to do).
 // Results are for bench/README.md, section "Memory-aware residency".
-// Usage: memory-bench FAKE_BACKEND [decisions=20000] [samples=30]
+// Usage: memory-bench FAKE_BACKEND [decisions=20000] [samples=30] [prefetch_mib=512]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -30,6 +33,7 @@
 #include "backends/residency_policy.h"
 #include "backends/scheduler.h"
 #include "daemon/memory_meter.h"
+#include "daemon/page_prefetch.h"
 #include "daemon/process_memory.h"
 #include "daemon/tool_run.h"
 
@@ -206,14 +210,77 @@ void Measuring(const std::string& fake, int samples) {
   std::filesystem::remove_all(dir);
 }
 
+// Drops `path` from the page cache; false when its pages stay (tmpfs).
+bool DropFromCache(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  const FileCache c = FilesInPageCache({path});
+  return c.cached < c.bytes / 10;
+}
+
+void Prefetch(int64_t mib) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "swapd-prefetch-bench.gguf").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    std::string chunk(1 << 20, '\0');
+    std::mt19937 rng(7);
+    for (int64_t i = 0; i < mib; ++i) {
+      for (auto& c : chunk) c = static_cast<char>(rng());
+      out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    }
+  }
+  const int64_t bytes = mib << 20;
+  auto rate = [](int64_t read, double seconds) {
+    return static_cast<double>(read) / (1 << 20) / seconds;
+  };
+  for (int round = 0; round < 3; ++round) {
+    if (!DropFromCache(path)) {
+      std::printf("prefetch: the file stays cached after POSIX_FADV_DONTNEED (tmpfs?): skipped\n");
+      break;
+    }
+    Clock::time_point t0 = Clock::now();
+    {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      std::vector<char> buffer(4 << 20);
+      while (::read(fd, buffer.data(), buffer.size()) > 0) {
+      }
+      ::close(fd);
+    }
+    const double direct = std::chrono::duration<double>(Clock::now() - t0).count();
+    DropFromCache(path);
+    const double cpu0 = CpuSeconds();
+    const PrefetchResult cold = PrefetchFiles({path}, int64_t{1} << 40);
+    const double cold_cpu = CpuSeconds() - cpu0;
+    const double cpu1 = CpuSeconds();
+    const PrefetchResult warm = PrefetchFiles({path}, int64_t{1} << 40);
+    const double warm_cpu = CpuSeconds() - cpu1;
+    std::printf(
+        "prefetch of a %lld MiB file: read %lld MiB of it from disk at %.0f MiB/s, "
+        "%.0f ms CPU; plain read(2) of it: %.0f MiB/s (ratio %.2f); again when cached: %.2f "
+        "ms (%.2f ms CPU, read %lld)\n",
+        static_cast<long long>(mib), static_cast<long long>(cold.read >> 20),
+        rate(cold.read, cold.seconds), cold_cpu * 1000, rate(bytes, direct),
+        rate(cold.read, cold.seconds) / rate(bytes, direct), warm.seconds * 1000, warm_cpu * 1000,
+        static_cast<long long>(warm.read));
+  }
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: memory-bench FAKE_BACKEND [decisions=20000] [samples=30]\n");
+    std::fprintf(stderr,
+                 "usage: memory-bench FAKE_BACKEND [decisions=20000] [samples=30] "
+                 "[prefetch_mib=512]\n");
     return 2;
   }
   Decisions(argc > 2 ? std::atoi(argv[2]) : 20000);
   Measuring(argv[1], argc > 3 ? std::atoi(argv[3]) : 30);
+  Prefetch(argc > 4 ? std::atoi(argv[4]) : 512);
   return 0;
 }

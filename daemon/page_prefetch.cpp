@@ -40,6 +40,16 @@ int64_t MissingBytes(int fd, int64_t offset, int64_t length, int64_t page) {
   return missing;
 }
 
+// Bytes of `fd`'s first `size` bytes in the page cache.
+int64_t ResidentBytes(int fd, int64_t size, int64_t page) {
+  int64_t resident = 0;
+  for (int64_t offset = 0; offset < size; offset += kWindow) {
+    const int64_t length = std::min(kWindow, size - offset);
+    resident += length - MissingBytes(fd, offset, length, page);
+  }
+  return resident;
+}
+
 }  // namespace
 
 PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_read,
@@ -49,6 +59,7 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   PrefetchResult result;
   std::vector<char> buffer(kChunk);
+  int64_t charged = 0;  // missing bytes of the windows read, against `max_read`
   for (const std::string& path : paths) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -62,6 +73,10 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
     // Since Linux 5.1 mincore reports a file we may not write as all resident: read it all then.
     const bool visible = st.st_uid == ::geteuid() || ::geteuid() == 0 ||
                          ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0;
+    // What was cached before, and after: the kernel's own readahead runs ahead of the windows,
+    // so the difference, not the sum of what each window missed, is what this prefetch read.
+    const int64_t before = visible ? ResidentBytes(fd, st.st_size, page) : 0;
+    int64_t attempted = 0;  // bytes of the windows read (when residency is hidden)
     for (int64_t offset = 0;
          offset < st.st_size && !result.cancelled && !result.truncated && result.error.empty();
          offset += kWindow) {
@@ -71,12 +86,12 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
       }
       const int64_t length = std::min(kWindow, st.st_size - offset);
       const int64_t missing = visible ? MissingBytes(fd, offset, length, page) : length;
-      result.already += length - missing;
       if (missing == 0) continue;
-      if (result.read + missing > max_read) {
+      if (charged + missing > max_read) {
         result.truncated = true;
         break;
       }
+      charged += missing;
       for (int64_t done = 0; done < length;) {
         const ssize_t n =
             ::pread(fd, buffer.data(),
@@ -88,7 +103,13 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
         }
         done += n;
       }
-      result.read += missing;
+      attempted += length;
+    }
+    if (visible) {
+      result.already += before;
+      result.read += std::max<int64_t>(0, ResidentBytes(fd, st.st_size, page) - before);
+    } else {
+      result.read += attempted;
     }
     ::close(fd);
     if (result.cancelled || result.truncated || !result.error.empty()) break;
