@@ -141,6 +141,7 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
       s.in_flight = scheduler_.InFlight(id);
       s.queued = scheduler_.Queued(id);
       s.cost = scheduler_.Cost(id);
+      if (auto load = last_load_.find(id); load != last_load_.end()) s.last_load = load->second;
       out.push_back(std::move(s));
       auto it = backends_.find(id);
       backends.push_back(it == backends_.end() ? nullptr : it->second);
@@ -226,6 +227,7 @@ void Router::Preload() { impl_->Preload(); }
 void Router::Load(const std::string& model_id) { impl_->Load(model_id); }
 void Router::BeginUnload(const std::string& model_id) { impl_->BeginUnload(model_id); }
 std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); }
+bool Router::IsReady(const std::string& model_id) const { return impl_->IsReady(model_id); }
 bool Router::AwaitNotReady(const std::string& model_id,
                            std::chrono::steady_clock::time_point deadline) {
   return impl_->AwaitNotReady(model_id, deadline);

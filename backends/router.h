@@ -52,6 +52,8 @@ struct ModelSnapshot {
   int in_flight = 0;
   int queued = 0;
   Footprint cost;  // what the memory budget counts for it (declared or learned, the larger)
+  // How long its last successful start took (start to ready) in this run; zero before one.
+  std::chrono::milliseconds last_load{0};
 };
 
 // What the Router tells an observer (metrics) about models' lives. Every callback may be empty.
@@ -95,6 +97,9 @@ class Router {
   void BeginUnload(const std::string& model_id);
 
   std::vector<ModelSnapshot> Snapshot() const;
+  // Whether the Router counts `model_id` ready (a request for it would be admitted at once unless
+  // its concurrency limit or a queued swap holds it back).
+  bool IsReady(const std::string& model_id) const;
 
   // Waits until the Router no longer counts `model_id` as ready (its exit was noticed, or it is
   // stopping), so that the next Acquire starts it again instead of admitting to a dead process.

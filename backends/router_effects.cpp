@@ -36,6 +36,7 @@ void RouterImpl::StartModel(const std::string& model) {
     if (events->on_start_finished)
       events->on_start_finished(model, result.ok(), Clock::now() - began);
     std::lock_guard lock(mu_);
+    if (result.ok()) last_load_[model] = std::chrono::milliseconds(ms);
     scheduler_.StartFinished(model, result, Clock::now());
     Changed();
   });

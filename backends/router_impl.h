@@ -65,6 +65,10 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     Changed();
   }
   std::vector<ModelSnapshot> Snapshot() const;
+  bool IsReady(const std::string& model_id) const {
+    std::lock_guard lock(mu_);
+    return scheduler_.Phase(model_id) == ModelPhase::kReady;
+  }
   bool AwaitNotReady(const std::string& model_id, Clock::time_point deadline) {
     std::unique_lock lock(mu_);
     return changed_.wait_until(lock, deadline,
@@ -142,6 +146,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   // Why each model's backend last left kReady: its exit reason (a crash) or its stop reason.
   // Cleared when the model starts again.
   std::map<std::string, std::string> last_exit_;
+  std::map<std::string, std::chrono::milliseconds> last_load_;  // of the last successful start
   RequestId next_request_ = 1;
   bool timer_stop_ = false;
   std::shared_ptr<const RouterEvents> events_ = std::make_shared<const RouterEvents>();

@@ -148,6 +148,8 @@ struct ModelConfig {
   std::chrono::seconds min_residency{0};
   // `prefetch: true`: its model files are read into the page cache before its process starts.
   bool prefetch = false;
+  // `sendLoadingState` of the model, over the top-level one (Config::send_loading_state).
+  std::optional<bool> send_loading_state;
   nlohmann::json metadata = nlohmann::json::object();
   std::string group;     // name of its group; kDefaultGroup when ungrouped
   int64_t priority = 0;  // routing.scheduler fifo priority: a higher one is served first

@@ -137,6 +137,7 @@ class ModelBuilder {
     m.swappable = raw_.swappable;
     m.min_residency = std::chrono::seconds(raw_.min_residency);
     m.prefetch = raw_.prefetch;
+    m.send_loading_state = raw_.send_loading_state;
     if (raw_.health_check_timeout > 0) {
       m.health_check_timeout = std::chrono::seconds(raw_.health_check_timeout);
     }

@@ -132,6 +132,8 @@ class ModelReader {
         }
       } else if (key == "prefetch") {
         if (auto v = fields_.Bool(e, ctx)) model.prefetch = *v;
+      } else if (key == "sendLoadingState") {
+        if (auto v = fields_.Bool(e, ctx)) model.send_loading_state = *v;
       } else if (key == "metadata") {
         if (fields_.IsMapOrError(e, ctx)) model.metadata = e.value;
       } else if (key == "filters") {

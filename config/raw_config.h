@@ -46,6 +46,7 @@ struct RawModel {
   bool keep_page_cache = false;
   bool swappable = true;
   int64_t min_residency = 0;  // seconds
+  std::optional<bool> send_loading_state;
   bool prefetch = false;
 };
 

@@ -38,7 +38,8 @@ constexpr std::array<K, 8> kTopUnsupported = {
     "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer",
     "ui",          "performance",   "upstream",           "security"};
 
-constexpr std::array<K, 24> kModelSupported = {"cmd",
+constexpr std::array<K, 25> kModelSupported = {"cmd",
+                                               "sendLoadingState",
                                                "memory",
                                                "pageCache",
                                                "swappable",
@@ -62,7 +63,6 @@ constexpr std::array<K, 24> kModelSupported = {"cmd",
                                                "metadata",
                                                "capabilities",
                                                "healthCheckTimeout"};
-constexpr std::array<K, 1> kModelUnsupported = {"sendLoadingState"};
 
 constexpr std::array<K, 4> kFilterSupported = {"stripParams", "setParams", "strip_params",
                                                "setParamsByID"};
@@ -151,7 +151,7 @@ const KeySet& TopLevelKeys() {
   return kSet;
 }
 const KeySet& ModelKeys() {
-  static const KeySet kSet{kModelSupported, kModelUnsupported};
+  static const KeySet kSet{kModelSupported, {}};
   return kSet;
 }
 const KeySet& FilterKeys() {

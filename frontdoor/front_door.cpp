@@ -27,10 +27,6 @@ constexpr size_t kMaxRequestHeaders = 256;
 // An idle keep-alive connection is closed after this long (it holds no thread meanwhile).
 constexpr auto kIdleTimeout = std::chrono::seconds(60);
 
-// An idle keep-alive connection to a local backend is kept this long unless its timeouts.idleConn
-// says otherwise: it holds one of llama-server's few HTTP threads (whose own limit is 5 s).
-constexpr std::chrono::seconds kLocalIdleConn{3};
-
 // The POST routes whose JSON body names the model (llama-swap's list).
 constexpr const char* kJsonRoutes[] = {
     "/v1/chat/completions", "/v1/completions", "/v1/embeddings",
@@ -195,7 +191,9 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
     nlohmann::json document = ParseJsonDocument(req.body);
     filtered = ApplyFilters(*model, resolved.id, document);
   }
-  Dispatch(*model, req, req.target, filtered ? *filtered : req.body, res, ctx);
+  const bool loading_state = parsed.value().stream && req.path == "/v1/chat/completions" &&
+                             model->send_loading_state.value_or(cfg->send_loading_state);
+  Dispatch(*model, req, req.target, filtered ? *filtered : req.body, res, ctx, loading_state);
 }
 
 void FrontDoor::HandleMultipartInference(const HttpRequest& req, HttpResponse& res,
@@ -302,7 +300,8 @@ void FrontDoor::Refused(const std::string& model, const std::string& route, cons
 }
 
 void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
-                         std::string_view body, HttpResponse& res, RequestContext& ctx) {
+                         std::string_view body, HttpResponse& res, RequestContext& ctx,
+                         bool loading_state) {
   const auto arrived = Clock::now();
   const auto deadline = arrived + settings_.acquire_timeout;
   // The route label of the request counters: /upstream/{model}/... all count as "/upstream".
@@ -313,6 +312,9 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
   const bool evict_protected =
       !override_keys.empty() &&
       IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
+  if (loading_state && !router_.IsReady(model.id)) {
+    return DispatchWithLoadingState(model, req, target, body, res, evict_protected);
+  }
   for (int attempt = 0;; ++attempt) {
     // Called only while the request waits (for a start, a swap, a free slot), every 50 ms: the
     // server learns that this thread blocks, and a request whose client went away leaves the
@@ -329,20 +331,8 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
       Refused(model.id, route, req, res, lease.status().message(), arrived);
       return;
     }
-    ProxyRequest request;
-    request.method = req.method;
-    request.target = target;
-    request.headers = &req.headers;
-    request.body = body;
-    request.route = route;  // counted with the record of the exchange
-    request.path = req.path;
-    UpstreamTarget upstream;
-    upstream.id = lease.value().model_id();
-    upstream.url = lease.value().proxy_url();
-    upstream.timeouts = ConnectionTimeouts(model.timeouts, settings_.upstream_idle_timeout);
-    upstream.idle_conn = model.timeouts.idle_conn.value_or(kLocalIdleConn);
-    upstream.lease = std::move(lease).value();
-    if (proxy_->Forward(std::move(upstream), request, res, ctx,
+    const ProxyRequest request = ProxyRequestOf(req, target, body, route);
+    if (proxy_->Forward(LocalUpstream(model.timeouts, std::move(lease).value()), request, res, ctx,
                         /*may_retry=*/attempt == 0) == UpstreamProxy::Delivery::kDone) {
       break;
     }
@@ -354,6 +344,31 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
     ctx.WillBlock();
     router_.AwaitNotReady(model.id, Clock::now() + std::chrono::seconds(10));
   }
+}
+
+ProxyRequest FrontDoor::ProxyRequestOf(const HttpRequest& req, std::string_view target,
+                                       std::string_view body, const std::string& route) {
+  ProxyRequest request;
+  request.method = req.method;
+  request.target = target;
+  request.headers = &req.headers;
+  request.body = body;
+  request.route = route;  // counted with the record of the exchange
+  request.path = req.path;
+  return request;
+}
+
+UpstreamTarget FrontDoor::LocalUpstream(const TimeoutsConfig& timeouts, Lease lease) const {
+  // An idle keep-alive connection to a local backend is kept 3 s unless its timeouts.idleConn
+  // says otherwise: it holds one of llama-server's few HTTP threads (whose own limit is 5 s).
+  constexpr std::chrono::seconds kLocalIdleConn{3};
+  UpstreamTarget upstream;
+  upstream.id = lease.model_id();
+  upstream.url = lease.proxy_url();
+  upstream.timeouts = ConnectionTimeouts(timeouts, settings_.upstream_idle_timeout);
+  upstream.idle_conn = timeouts.idle_conn.value_or(kLocalIdleConn);
+  upstream.lease = std::move(lease);
+  return upstream;
 }
 
 Status FrontDoor::DescribeBackendFailure(const std::string& model_id, const std::string& what) {

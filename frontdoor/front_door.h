@@ -119,9 +119,25 @@ class FrontDoor {
                       RequestContext& ctx);
   void HandleSetProfile(const HttpRequest& req, HttpResponse& res);
   // Waits for the model and hands the request to the proxy. `target` and `body` are only read,
-  // and outlive the call.
+  // and outlive the call. With `loading_state` (sendLoadingState applies to the request) and the
+  // model not ready, answers at once with DispatchWithLoadingState's stream.
   void Dispatch(const ModelConfig& model, const HttpRequest& req, std::string_view target,
-                std::string_view body, HttpResponse& res, RequestContext& ctx);
+                std::string_view body, HttpResponse& res, RequestContext& ctx,
+                bool loading_state = false);
+  // sendLoadingState (frontdoor/loading_state.cpp): a 200 event stream that tells how the model's
+  // load goes (as reasoning_content deltas) while a thread waits for it, then carries the
+  // backend's own stream.
+  void DispatchWithLoadingState(const ModelConfig& model, const HttpRequest& req,
+                                std::string_view target, std::string_view body, HttpResponse& res,
+                                bool evict_protected);
+  // One line of sendLoadingState's text about `model` now ("starting: 3.0 s of about 7.5 s
+  // (40%)"), from the Router's view.
+  std::string LoadingLine(const std::string& model);
+  // What the proxy is asked to send: `req` with `target` and `body` (which must outlive it).
+  static ProxyRequest ProxyRequestOf(const HttpRequest& req, std::string_view target,
+                                     std::string_view body, const std::string& route);
+  // Where a request for a local model goes once `lease` is held.
+  UpstreamTarget LocalUpstream(const TimeoutsConfig& timeouts, Lease lease) const;
   // Tells on_refused of a request `res` answered without a backend, after waiting since
   // `arrived`.
   void Refused(const std::string& model, const std::string& route, const HttpRequest& req,

@@ -104,6 +104,7 @@ Result<JsonRequest> ParseJsonRequest(std::string_view body,
                              Describe(*fields.stream, fields.stream_token));
   }
   if (request.model.empty()) return NoModelError();
+  request.stream = fields.stream == JsonKind::kBoolean && fields.stream_token == "true";
   return request;
 }
 

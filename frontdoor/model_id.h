@@ -18,6 +18,7 @@ namespace swapd {
 // (bench/README.md); the document is built only for a model with filters (ParseJsonDocument).
 struct JsonRequest {
   std::string model;
+  bool stream = false;  // "stream": true
 };
 
 // Arrays and objects nested deeper than this are refused: serializing (filters) and comparing a

@@ -207,18 +207,22 @@ models:
   b:
     cmd: srv --port ${PORT}
     sendLoadingState: false
+    filters:
+      setParamsByMatch: {}
 )",
                  {}, true);
   INFO(r.ErrorText());
   REQUIRE(r.ok());  // never errors, even under --strict
   CHECK(At(FindDiag(r, "logRequests: not supported yet, ignored")) == "2:1");
   CHECK(FindDiag(r, "performance: not supported yet, ignored"));
-  const Diagnostic* loading = FindDiag(r, "sendLoadingState: not supported yet");
-  REQUIRE(loading);
-  CHECK(loading->message ==
-        "model \"a\": sendLoadingState: not supported yet, ignored (and in 1 more place)");
-  CHECK(FindDiag(r, "model \"a\": filters.setParamsByMatch: not supported yet, ignored"));
-  CHECK(testing::CountSeverity(r, Severity::kWarning) == 5);
+  const Diagnostic* by_match = FindDiag(r, "setParamsByMatch: not supported yet");
+  REQUIRE(by_match);
+  CHECK(by_match->message ==
+        "model \"a\": filters.setParamsByMatch: not supported yet, ignored (and in 1 more place)");
+  CHECK(testing::CountSeverity(r, Severity::kWarning) == 4);
+  // A model's sendLoadingState is read (it overrides the top-level one).
+  CHECK(Model(r, "a").send_loading_state == true);
+  CHECK(Model(r, "b").send_loading_state == false);
 }
 
 TEST_CASE("Booleans follow Go's yaml.v3", "[unit][config]") {

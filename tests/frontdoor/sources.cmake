@@ -16,4 +16,5 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/request_test.cpp
   frontdoor/selector_choice_test.cpp
   frontdoor/selectors_test.cpp
+  frontdoor/loading_state_test.cpp
 )
