@@ -83,6 +83,13 @@ void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
       [&router, &metrics, &door, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
         res.SetBody(ApiModels(router, metrics, door, memory).dump(), "application/json");
       });
+  door.AddRoute("GET", "/api/version", [](const HttpRequest&, HttpResponse& res, RequestContext&) {
+    res.SetBody(
+        nlohmann::json{
+            {"version", SWAPD_VERSION}, {"commit", SWAPD_COMMIT}, {"build_date", SWAPD_BUILD_DATE}}
+            .dump(),
+        "application/json");
+  });
   door.AddRoute(
       "POST", "/api/config/reload",
       [reload = std::move(reload)](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {

@@ -1,6 +1,6 @@
 // The service's own routes, added to the FrontDoor by the App: GET /metrics (Prometheus),
 // GET /api/models (every model's state, counters, memory and last log lines; the budgets),
-// POST /api/config/reload, GET /api/memory/history,
+// GET /api/version, POST /api/config/reload, GET /api/memory/history,
 // the log routes GET /logs, GET /logs/stream and GET /logs/stream/{model}, GET /api/events, and
 // the request history GET /api/metrics/activity and /api/metrics/stats.
 // The handlers run on the front door's threads; what they use must outlive the FrontDoor.
@@ -21,7 +21,8 @@ class FootprintMonitor;
 class LogHub;
 class Metrics;
 
-// Adds /metrics, /api/models and POST /api/config/reload (which runs `reload`). `memory` adds the
+// Adds /metrics, /api/models, /api/version ({version, commit, build_date}) and
+// POST /api/config/reload (which runs `reload`). `memory` adds the
 // measured footprints and budgets to both; `more_metrics` appends its lines to /metrics.
 void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
                       const FootprintMonitor& memory, std::function<std::string()> more_metrics,

@@ -282,6 +282,14 @@ TEST_CASE("GET /metrics passes promtool and counts a streamed request", "[integr
   CHECK(MetricSample(m, "swapd_backend_resident_memory_bytes{model=\"obs-b\"}") > 0);
   CHECK(MetricSample(m, "swapd_model_state{model=\"obs-b\",state=\"ready\"}") == 1);
   CHECK_THAT(m, Catch::Contains("swapd_build_info{version=\""));
+  // GET /api/version says the same version, with the commit and build date.
+  HttpReply version = HttpGet(url, "/api/version");
+  REQUIRE(version.status == 200);
+  const nlohmann::json v = nlohmann::json::parse(version.body);
+  CHECK_THAT(
+      m, Catch::Contains("swapd_build_info{version=\"" + v["version"].get<std::string>() + "\"}"));
+  CHECK_FALSE(v["commit"].get<std::string>().empty());
+  CHECK(v["build_date"].get<std::string>().size() == 20);  // 2026-12-05T19:44:00Z
 
   auto [status, output] = Promtool(m);
   INFO("promtool said: " << output);
