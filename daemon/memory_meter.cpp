@@ -209,33 +209,6 @@ std::vector<std::string> SplitParts(const std::string& path) {
   return parts;
 }
 
-// Whether mincore tells the truth about `fd`'s file (see FileCache::unmeasured).
-bool ResidencyVisible(const std::string& path, const struct stat& st) {
-  return st.st_uid == ::geteuid() || ::geteuid() == 0 ||
-         ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0;
-}
-
-// Bytes of `fd`'s first `size` bytes resident in the page cache.
-int64_t ResidentBytes(int fd, int64_t size) {
-  constexpr int64_t kWindow = int64_t{1} << 30;  // keeps the mincore vector at 256 KiB
-  const int64_t page = ::sysconf(_SC_PAGESIZE);
-  std::vector<unsigned char> pages;
-  int64_t resident = 0;
-  for (int64_t offset = 0; offset < size; offset += kWindow) {
-    const size_t length = static_cast<size_t>(std::min(kWindow, size - offset));
-    void* window = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, offset);
-    if (window == MAP_FAILED) break;
-    pages.resize((length + page - 1) / page);
-    if (::mincore(window, length, pages.data()) == 0) {
-      int64_t in_window = 0;
-      for (unsigned char p : pages) in_window += p & 1;
-      resident += std::min<int64_t>(in_window * page, length);  // the last page may be partial
-    }
-    ::munmap(window, length);
-  }
-  return resident;
-}
-
 }  // namespace
 
 std::vector<std::string> ModelFilesOf(const std::vector<std::string>& argv) {
@@ -261,6 +234,31 @@ std::vector<std::string> ModelFilesOf(const std::vector<std::string>& argv) {
   return files;
 }
 
+bool ResidencyVisible(const std::string& path, const struct stat& st) {
+  return st.st_uid == ::geteuid() || ::geteuid() == 0 ||
+         ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0;
+}
+
+int64_t ResidentBytes(int fd, int64_t offset, int64_t length) {
+  constexpr int64_t kWindow = int64_t{1} << 30;  // keeps the mincore vector at 256 KiB
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> pages;
+  int64_t resident = 0;
+  for (int64_t at = offset; at < offset + length; at += kWindow) {
+    const size_t size = static_cast<size_t>(std::min(kWindow, offset + length - at));
+    void* window = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, at);
+    if (window == MAP_FAILED) break;
+    pages.resize((size + page - 1) / page);
+    if (::mincore(window, size, pages.data()) == 0) {
+      int64_t in_window = 0;
+      for (unsigned char p : pages) in_window += p & 1;
+      resident += std::min<int64_t>(in_window * page, size);  // the last page may be partial
+    }
+    ::munmap(window, size);
+  }
+  return resident;
+}
+
 FileCache FilesInPageCache(const std::vector<std::string>& paths) {
   FileCache cache;
   for (const std::string& path : paths) {
@@ -275,7 +273,7 @@ FileCache FilesInPageCache(const std::vector<std::string>& paths) {
     if (st.st_size > 0 && !ResidencyVisible(path, st)) {
       ++cache.unmeasured;
     } else if (st.st_size > 0) {
-      cache.cached += ResidentBytes(fd, st.st_size);
+      cache.cached += ResidentBytes(fd, 0, st.st_size);
     }
     ::close(fd);
   }

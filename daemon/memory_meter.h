@@ -5,6 +5,8 @@
 // ReadNvidiaGpus runs a child process and blocks for up to its timeout; call it off the event loop.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -110,6 +112,12 @@ struct FileCache {
   // `bytes`, not in `cached`.
   int unmeasured = 0;
 };
+
+// Whether mincore tells the truth about the file at `path` (see FileCache::unmeasured).
+bool ResidencyVisible(const std::string& path, const struct stat& st);
+// Bytes of `length` bytes of `fd` from `offset` (a multiple of the page size) that are in the page
+// cache; mapped 1 GiB at a time, no data read.
+int64_t ResidentBytes(int fd, int64_t offset, int64_t length);
 
 // Size and page-cache residency of `paths`. Reads no file data (mapping without touching pages
 // does not fault them in); works through each file in 1 GiB windows.

@@ -24,39 +24,12 @@ namespace {
 constexpr int64_t kWindow = int64_t{64} << 20;
 constexpr size_t kChunk = size_t{4} << 20;
 
-// Bytes of the window at `offset` of `fd` not in the page cache; the whole window when mincore
-// cannot say.
-int64_t MissingBytes(int fd, int64_t offset, int64_t length, int64_t page) {
-  void* window = ::mmap(nullptr, static_cast<size_t>(length), PROT_READ, MAP_SHARED, fd, offset);
-  if (window == MAP_FAILED) return length;
-  std::vector<unsigned char> pages(static_cast<size_t>((length + page - 1) / page));
-  int64_t missing = length;
-  if (::mincore(window, static_cast<size_t>(length), pages.data()) == 0) {
-    int64_t resident = 0;
-    for (unsigned char p : pages) resident += p & 1;
-    missing = std::max<int64_t>(0, length - resident * page);
-  }
-  ::munmap(window, static_cast<size_t>(length));
-  return missing;
-}
-
-// Bytes of `fd`'s first `size` bytes in the page cache.
-int64_t ResidentBytes(int fd, int64_t size, int64_t page) {
-  int64_t resident = 0;
-  for (int64_t offset = 0; offset < size; offset += kWindow) {
-    const int64_t length = std::min(kWindow, size - offset);
-    resident += length - MissingBytes(fd, offset, length, page);
-  }
-  return resident;
-}
-
 }  // namespace
 
 PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_read,
                              const std::function<bool()>& cancelled) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  const int64_t page = ::sysconf(_SC_PAGESIZE);
   PrefetchResult result;
   std::vector<char> buffer(kChunk);
   int64_t charged = 0;  // missing bytes of the windows read, against `max_read`
@@ -71,11 +44,10 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
     result.bytes += st.st_size;
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     // Since Linux 5.1 mincore reports a file we may not write as all resident: read it all then.
-    const bool visible = st.st_uid == ::geteuid() || ::geteuid() == 0 ||
-                         ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0;
+    const bool visible = ResidencyVisible(path, st);
     // What was cached before, and after: the kernel's own readahead runs ahead of the windows,
     // so the difference, not the sum of what each window missed, is what this prefetch read.
-    const int64_t before = visible ? ResidentBytes(fd, st.st_size, page) : 0;
+    const int64_t before = visible ? ResidentBytes(fd, 0, st.st_size) : 0;
     int64_t attempted = 0;  // bytes of the windows read (when residency is hidden)
     for (int64_t offset = 0;
          offset < st.st_size && !result.cancelled && !result.truncated && result.error.empty();
@@ -85,7 +57,7 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
         break;
       }
       const int64_t length = std::min(kWindow, st.st_size - offset);
-      const int64_t missing = visible ? MissingBytes(fd, offset, length, page) : length;
+      const int64_t missing = visible ? length - ResidentBytes(fd, offset, length) : length;
       if (missing == 0) continue;
       if (charged + missing > max_read) {
         result.truncated = true;
@@ -107,7 +79,7 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
     }
     if (visible) {
       result.already += before;
-      result.read += std::max<int64_t>(0, ResidentBytes(fd, st.st_size, page) - before);
+      result.read += std::max<int64_t>(0, ResidentBytes(fd, 0, st.st_size) - before);
     } else {
       result.read += attempted;
     }
