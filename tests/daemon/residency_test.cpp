@@ -110,7 +110,9 @@ TEST_CASE("prefetch: a model's files are read into the page cache before its pro
   HttpReply a = HttpPost(s.base_url, "/v1/chat/completions", ChatBody("a", false));
   INFO(a.Describe());
   REQUIRE(a.status == 200);
-  CHECK(FilesInPageCache({weights}).cached == 48 << 20);
+  // In the cache now (the kernel may already have reclaimed a few pages on a busy machine: the
+  // log below says what the prefetch itself read).
+  CHECK(FilesInPageCache({weights}).cached >= 40 << 20);
 
   const std::string logs = HttpGet(s.base_url, "/logs").body;
   INFO(logs);
