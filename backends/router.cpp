@@ -236,6 +236,7 @@ void Router::SetFootprint(const std::string& model_id, const Footprint& learned)
   impl_->SetFootprint(model_id, learned);
 }
 MemoryAmount Router::Budget() const { return impl_->Budget(); }
+Scheduler::Preview Router::Preview(const std::string& model_id) { return impl_->Preview(model_id); }
 void Router::SetEvents(RouterEvents events) { impl_->SetEvents(std::move(events)); }
 void Router::Shutdown() { impl_->Shutdown(); }
 std::string Router::AwaitFailure(const std::string& model_id,

@@ -14,6 +14,7 @@
 
 #include "backends/backend.h"
 #include "backends/residency_policy.h"
+#include "backends/scheduler.h"
 #include "base/proxy_url.h"
 #include "base/status.h"
 #include "config/config.h"
@@ -118,6 +119,8 @@ class Router {
   void SetFootprint(const std::string& model_id, const Footprint& learned);
   // The memory budgets in force; empty when the config sets none.
   MemoryAmount Budget() const;
+  // What a request for `model_id` (an id, not an alias) would stop or be refused for, now.
+  Scheduler::Preview Preview(const std::string& model_id);
 
   // Sets the observer of starts, stops and crashes (replaces the previous one). Thread safe;
   // events already under way may still go to the previous observer.

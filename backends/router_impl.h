@@ -86,6 +86,11 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     scheduler_.SetFootprint(model, learned);
     Changed();
   }
+  Scheduler::Preview Preview(const std::string& model_id) {
+    std::lock_guard lock(mu_);
+    scheduler_.SetNow(Clock::now());  // a residency's time left
+    return scheduler_.PreviewFor(model_id);
+  }
   MemoryAmount Budget() const {
     std::lock_guard lock(mu_);
     return scheduler_.budget();

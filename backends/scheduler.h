@@ -152,6 +152,18 @@ class Scheduler {
   // ---- Queries. Unknown models read as stopped and empty.
   // When Tick should next be called; nullopt when no TTL or residency end is pending.
   std::optional<SchedulerTime> NextDeadline() const;
+  // What a request for `model` would do now, changing nothing (the dashboard's "what would this
+  // evict"): the models it would stop first, which of them the memory budget chose and why, the
+  // matrix's choice, or why it would be refused.
+  struct Preview {
+    ModelPhase phase = ModelPhase::kStopped;
+    std::vector<std::string> evict;  // in the order they would stop
+    std::set<std::string> by_budget;
+    std::string budget_why;
+    std::string matrix;   // the matrix's decision, with a matrix config
+    std::string refusal;  // empty unless a request would be refused
+  };
+  Preview PreviewFor(const std::string& model) const;
   ModelPhase Phase(const std::string& model) const;
   int InFlight(const std::string& model) const;
   int Queued(const std::string& model) const;

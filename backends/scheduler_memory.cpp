@@ -128,6 +128,24 @@ Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* dec
   return plan;
 }
 
+Scheduler::Preview Scheduler::PreviewFor(const std::string& model) const {
+  Preview preview;
+  const ModelState* m = Find(model);
+  if (m == nullptr) {
+    preview.refusal = "unknown model " + Quoted(model);
+    return preview;
+  }
+  preview.phase = m->phase;
+  MatrixDecision decision;
+  Plan plan = PlanFor(model, &decision);
+  preview.evict = std::move(plan.evict);
+  preview.by_budget = std::move(plan.by_budget);
+  preview.budget_why = std::move(plan.budget_why);
+  if (matrix_) preview.matrix = decision.Describe(model);
+  if (!plan.refusal.ok()) preview.refusal = plan.refusal.message();
+  return preview;
+}
+
 int Scheduler::RetryAfterSeconds(const std::vector<std::string>& protected_models) const {
   // Until the first protected model could go: the end of its residency (known exactly), else its
   // ttl (which counts from its last request: at most a minute), else a minute.

@@ -25,6 +25,7 @@
 #include "daemon/page_prefetch.h"
 #include "daemon/service_notify.h"
 #include "daemon/service_routes.h"
+#include "daemon/ui_routes.h"
 #include "frontdoor/front_door.h"
 
 namespace swapd {
@@ -167,6 +168,8 @@ int App::Run() {
   AddEventRoutes(server, events, log_hub);
   AddActivityRoutes(server, activity);
   AddMemoryRoutes(server, memory);
+  AddUiRoutes(server);
+  AddGroupRoutes(server, router);
   if (Status bound = server.Bind(listen.value().host, listen.value().port); !bound.ok()) {
     spdlog::error("{}", bound.message());
     return 1;

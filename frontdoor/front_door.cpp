@@ -126,6 +126,11 @@ void FrontDoor::Handle(const HttpRequest& req, HttpResponse& res, RequestContext
     SetErrorResponse(res, Status::Error(ErrorCode::kUnauthorized,
                                         "missing or invalid API key: send it as "
                                         "'Authorization: Bearer KEY' or 'x-api-key: KEY'"));
+    // A browser asks for a password only when challenged with Basic: the dashboard's key is
+    // typed there (any user name), and the browser then sends it with the pages' API calls.
+    if (req.path == "/" || req.path == "/ui" || req.path.starts_with("/ui/")) {
+      res.headers.Set("WWW-Authenticate", "Basic realm=\"swapd\"");
+    }
   } else {
     Route(req, res, ctx);
   }
@@ -144,6 +149,11 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (get) {
     if (path == "/health") return res.SetBody("OK", "text/plain");
+    if (path == "/") {  // as llama-swap: the dashboard (daemon/ui_routes.cpp)
+      res.status = 302;
+      res.headers.Set("Location", "/ui/");
+      return res.SetBody("", "text/plain");
+    }
     if (path == "/v1/models" || path == "/models") return HandleListModels(res);
     if (path == "/running") return HandleRunning(res);
     if (path == "/unload") return HandleUnload(res, "");

@@ -1,0 +1,204 @@
+// The dashboard in a real browser: Debian's headless chromium, driven by playwright-core, against
+// the real swapd with fake backends on loopback (ephemeral ports). It loads a model from the
+// Models page and watches it go starting -> ready live, chats in the Playground and sees the tokens
+// stream, finds the request in Activity, sees log lines arrive, asks the Groups page what a request
+// would stop, and fails on any console error. Screenshots go to $SCREENSHOT_DIR when set.
+//
+//   node tests/browser/dashboard.test.mjs --swapd build/bin/swapd --fake build/bin/fake-llama-server
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const swapdBinary = resolve(option('--swapd', 'build/bin/swapd'));
+const fakeBinary = resolve(option('--fake', 'build/bin/fake-llama-server'));
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const screenshots = process.env.SCREENSHOT_DIR;
+// Generous: a loaded 2-core machine, and sanitizer builds of swapd.
+const TIMEOUT = 30_000;
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function waitFor(what, check, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+let failures = 0;
+async function step(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    console.log(`ok   ${name} (${Date.now() - started} ms)`);
+  } catch (error) {
+    failures++;
+    console.log(`FAIL ${name}: ${error.message}`);
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'swapd-browser-'));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const config = join(dir, 'config.yaml');
+const model = (id, loadMs, tokensPerSecond, portOf) => `
+  ${id}:
+    name: ${id} (fake)
+    cmd: ${fakeBinary} --port ${portOf} --model ${id} --load-ms ${loadMs} --tokens-per-second ${tokensPerSecond} --log-lines 5
+    proxy: http://127.0.0.1:${portOf}
+`;
+const ports = [await freePort(), await freePort(), await freePort()];
+writeFileSync(config, `healthCheckTimeout: 60
+models:${model('coder', 1500, 20, ports[0])}${model('helper', 300, 40, ports[1])}${model('writer', 300, 40, ports[2])}
+groups:
+  duo:
+    swap: false
+    exclusive: true
+    members: [coder, helper]
+`);
+
+const swapd = spawn(swapdBinary, ['--config', config, '--listen', `127.0.0.1:${port}`], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, XDG_STATE_HOME: dir, XDG_CACHE_HOME: dir },
+});
+let swapdOutput = '';
+swapd.stdout.on('data', (d) => { swapdOutput += d; });
+swapd.stderr.on('data', (d) => { swapdOutput += d; });
+const swapdExited = new Promise((done) => swapd.on('exit', (code, signal) => done({ code, signal })));
+
+let browser;
+try {
+  await waitFor('swapd to listen', async () => (await fetch(`${base}/health`)).ok);
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  const consoleErrors = [];
+  page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(message.text()); });
+  page.on('pageerror', (error) => consoleErrors.push(error.message));
+  page.setDefaultTimeout(TIMEOUT);
+  const shot = async (name) => {
+    if (!screenshots) return;
+    mkdirSync(screenshots, { recursive: true });
+    await page.screenshot({ path: join(screenshots, `${name}.png`) });
+  };
+
+  await step('GET / leads to the dashboard, the event stream goes live', async () => {
+    await page.goto(`${base}/`);
+    if (!page.url().endsWith('/ui/')) throw new Error(`landed on ${page.url()}`);
+    await page.waitForSelector('#connection.live');
+    await page.waitForSelector('#models-table tr[data-model="coder"][data-state="stopped"]');
+  });
+
+  await step('Load on the Models page: starting, then ready, live', async () => {
+    await page.click('#models-table tr[data-model="coder"] button');
+    await page.waitForSelector('#models-table tr[data-model="coder"][data-state="starting"]');
+    await page.waitForSelector('#models-table tr[data-model="coder"][data-state="starting"] .progress');
+    await page.waitForSelector('#models-table tr[data-model="coder"][data-state="ready"]');
+    await waitFor('its pid', async () => /\d+/.test(await page.textContent('#models-table tr[data-model="coder"] td:nth-child(3)')));
+  });
+
+  await step('Playground: the answer streams in', async () => {
+    await page.click('nav a[data-page="playground"]');
+    await page.selectOption('#chat-model', 'coder');
+    await page.fill('#chat-input', 'Say something');
+    await page.click('#chat-send');
+    // At 20 tokens/s the fake backend's answer takes about a second: it must grow in steps.
+    const lengths = new Set();
+    await waitFor('a finished answer', async () => {
+      const text = await page.textContent('.message.assistant .content');
+      if (text.length > 0) lengths.add(text.length);
+      return (await page.textContent('.message.assistant .meta')).includes('t/s');
+    });
+    if (lengths.size < 2) throw new Error(`the answer came in ${lengths.size} step(s), not streamed`);
+    if (await page.$('.message.assistant.error')) throw new Error(await page.textContent('.message.assistant .meta'));
+    await shot('playground');
+  });
+
+  await step('Activity: the request is listed with its speed', async () => {
+    await page.click('nav a[data-page="activity"]');
+    await page.waitForSelector('#activity-table tbody tr[data-id]');
+    const row = await page.textContent('#activity-table tbody tr[data-id]');
+    if (!row.includes('coder') || !row.includes('/v1/chat/completions')) throw new Error(`row: ${row}`);
+    await waitFor('the stats cards', async () => (await page.textContent('#stats')).includes('Decode speed'));
+    await page.click('#activity-table th[data-sort="duration"]');
+    await page.waitForSelector('#activity-table th.sorted-desc[data-sort="duration"]');
+    await shot('activity');
+  });
+
+  await step('Logs: history and new lines arrive live', async () => {
+    await page.click('nav a[data-page="logs"]');
+    await waitFor('the backend log history', async () => (await page.textContent('#log')).includes('[coder]'));
+    await fetch(`${base}/api/models/unload/coder`, { method: 'POST' });
+    await waitFor('a new line about the unload', async () => (await page.textContent('#log')).includes('coder: stopped'));
+    await page.selectOption('#log-source', 'upstream');
+    const upstream = await page.textContent('#log');
+    if (upstream.includes('coder: stopped')) throw new Error('the source filter let swapd lines through');
+  });
+
+  await step('Groups: what a request for writer would stop, and why', async () => {
+    await fetch(`${base}/models/load`, { method: 'POST', body: JSON.stringify({ model: 'helper' }) });
+    await page.click('nav a[data-page="groups"]');
+    await page.waitForSelector('.card[data-group="duo"]');
+    await page.waitForSelector('.card[data-group="duo"] li[data-model="helper"] .state.ready');
+    await page.selectOption('#plan-model', 'writer');
+    await waitFor('the plan', async () => (await page.textContent('#plan')).includes('helper stops'));
+    const plan = await page.textContent('#plan');
+    if (!plan.includes('exclusive')) throw new Error(`plan: ${plan}`);
+    await shot('groups');
+  });
+
+  await step('Models: both duo members run together', async () => {
+    await page.click('nav a[data-page="models"]');
+    await page.click('#models-table tr[data-model="coder"] button');
+    await page.waitForSelector('#models-table tr[data-model="coder"][data-state="ready"]');
+    await page.waitForSelector('#models-table tr[data-model="helper"][data-state="ready"]');
+    // The memory sampler measures a new backend within a few seconds.
+    await waitFor('the memory of both', async () => (await page.textContent('#models-table tr[data-model="coder"] td:nth-child(4)')).includes('MiB'));
+    await shot('models');
+  });
+
+  await step('no console errors', async () => {
+    if (consoleErrors.length) throw new Error(consoleErrors.join('\n'));
+  });
+} catch (error) {
+  failures++;
+  console.log(`FAIL ${error.message}`);
+} finally {
+  if (browser) await browser.close();
+  swapd.kill('SIGTERM');
+  const exit = await swapdExited;
+  if (exit.code !== 0) {
+    failures++;
+    console.log(`FAIL swapd exited with ${exit.code ?? exit.signal}`);
+  }
+  if (failures) console.log(`--- swapd's output ---\n${swapdOutput.slice(-4000)}`);
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failures ? 1 : 0);
