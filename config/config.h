@@ -213,7 +213,16 @@ struct PeerModelRef {
   std::string model;  // the name the peer knows
 };
 
+// `ui:` (config/ui_settings.h).
+struct UiSettings {
+  UiSettings();  // llama-swap's defaults
+  // `ui.activity.session_id`: the request headers that name a client's session (/api/events
+  // uiConfig).
+  std::vector<std::string> session_id_headers;
+};
+
 struct Config {
+  UiSettings ui;  // first: what builds a Config before it cannot throw (GCC 12's warnings)
   std::chrono::seconds health_check_timeout{120};
   std::string log_level = "info";       // debug|info|warn|error
   std::string log_to_stdout = "proxy";  // proxy|upstream|both|none

@@ -9,6 +9,7 @@
 #include "config/schema_keys.h"
 #include "config/slot_cache_settings.h"
 #include "config/store_settings.h"
+#include "config/ui_settings.h"
 
 namespace swapd {
 namespace {
@@ -63,6 +64,8 @@ class ConfigReader {
         ReadPeers(e, raw);
       } else if (key == "store") {
         ReadStoreSection(e, fields_, raw.globals, raw.store_set);
+      } else if (key == "ui") {
+        ReadUiSection(e, fields_, raw.globals);
       } else if (key == "memory") {
         ReadMemorySection(e, fields_, raw.globals.memory);
       } else if (key == "apiKeys") {

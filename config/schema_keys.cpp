@@ -10,7 +10,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 24> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 25> kTopSupported = {"healthCheckTimeout",
+                                             "ui",
                                              "store",
                                              "memory",
                                              "ownedBy",
@@ -34,9 +35,9 @@ constexpr std::array<K, 24> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 8> kTopUnsupported = {
-    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer",
-    "ui",          "performance",   "upstream",           "security"};
+constexpr std::array<K, 7> kTopUnsupported = {
+    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "performance",
+    "upstream",    "security"};
 
 constexpr std::array<K, 25> kModelSupported = {"cmd",
                                                "sendLoadingState",
@@ -75,6 +76,8 @@ constexpr std::array<K, 6> kMemorySupported = {
     "ram", "gpus", "margin", "onProtected", "sampleInterval", "evictProtectedKeys"};
 constexpr std::array<K, 2> kModelMemorySupported = {"ram", "vram"};
 constexpr std::array<K, 1> kStoreSupported = {"path"};
+constexpr std::array<K, 1> kUiSupported = {"activity"};
+constexpr std::array<K, 1> kUiActivitySupported = {"session_id"};
 constexpr std::array<K, 5> kPeerSupported = {"proxy", "apiKey", "models", "filters", "timeouts"};
 constexpr std::array<K, 3> kPeerFilterSupported = {"stripParams", "setParams", "strip_params"};
 constexpr std::array<K, 2> kProfileSupported = {"description", "pins"};
@@ -172,6 +175,14 @@ const KeySet& MemoryKeys() {
 }
 const KeySet& StoreKeys() {
   static const KeySet kSet{kStoreSupported, kNone};
+  return kSet;
+}
+const KeySet& UiKeys() {
+  static const KeySet kSet{kUiSupported, kNone};
+  return kSet;
+}
+const KeySet& UiActivityKeys() {
+  static const KeySet kSet{kUiActivitySupported, kNone};
   return kSet;
 }
 const KeySet& ModelMemoryKeys() {

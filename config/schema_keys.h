@@ -29,6 +29,8 @@ const KeySet& ProfileKeys();
 const KeySet& SelectorKeys();
 const KeySet& TimeoutsKeys();
 const KeySet& StoreKeys();        // store:
+const KeySet& UiKeys();           // ui:
+const KeySet& UiActivityKeys();   // ui.activity:
 const KeySet& MemoryKeys();       // the top-level memory:
 const KeySet& ModelMemoryKeys();  // a model's memory:
 const KeySet& PeerKeys();

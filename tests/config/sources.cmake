@@ -15,4 +15,5 @@ list(APPEND SWAPD_TEST_SOURCES
   config/model_extras_test.cpp
   config/peers_config_test.cpp config/memory_config_test.cpp
   config/llama_swap_2026_test.cpp
+  config/ui_config_test.cpp
 )
