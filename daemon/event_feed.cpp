@@ -79,6 +79,10 @@ nlohmann::json ModelStatusJson(const Config& config, const std::vector<ModelSnap
   return models;
 }
 
+nlohmann::json UiConfigJson(const Config& config) {
+  return {{"activity", {{"session_id", config.ui.session_id_headers}}}};
+}
+
 EventFeed::EventFeed(Router& router, const FrontDoor& door, EventHub& hub)
     : router_(router), door_(door), hub_(hub) {
   thread_ = std::thread([this] { Loop(); });
@@ -176,6 +180,13 @@ void EventFeed::PublishStates() {
   if (text != last_status_) {
     hub_.PublishState("modelStatus", status);
     last_status_ = std::move(text);
+  }
+  // Sent on connect as llama-swap does, and again when a reload changed it.
+  nlohmann::json ui = UiConfigJson(*config);
+  if (std::string ui_text = ui.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      ui_text != last_ui_) {
+    hub_.PublishState("uiConfig", ui);
+    last_ui_ = std::move(ui_text);
   }
   if (first_look_ || profile != last_profile_) {
     hub_.PublishState("profileChanged", {{"active", profile.empty() ? nlohmann::json(nullptr)

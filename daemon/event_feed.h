@@ -1,12 +1,11 @@
 // EventFeed: what GET /api/events tells about models and profiles. A thread of its own turns the
-// Router's snapshot and the front door's active profile into the modelStatus and profileChanged
-// states (published only when they change), and the loads the Router reports into `loading`
-// events: {model, stage: starting|ready|failed, progress 0..1, eta_seconds}, estimated from the
-// model's previous load time in this run (null until one is known), and its stops into
-// `stopping` events: {model, reason}.
-// It looks when poked (a start, a stop, a crash, a reload, a profile change, a new reader) and,
-// while there are readers, every 100 ms: a backend turns starting or stopping between the
-// Router's events.
+// Router's snapshot, the configuration's ui settings and the front door's active profile into the
+// modelStatus, uiConfig and profileChanged states (published only when they change), and the loads
+// the Router reports into `loading` events: {model, stage: starting|ready|failed, progress 0..1,
+// eta_seconds}, estimated from the model's previous load time in this run (null until one is
+// known), and its stops into `stopping` events: {model, reason}. It looks when poked (a start, a
+// stop, a crash, a reload, a profile change, a new reader) and, while there are readers, every 100
+// ms: a backend turns starting or stopping between the Router's events.
 #pragma once
 
 #include <chrono>
@@ -29,6 +28,9 @@ namespace swapd {
 // peer's models ("<peer>/<model>", state ""). `state` is stopped|starting|ready|stopping; a model
 // whose start failed is "stopped" and carries `last_error`.
 nlohmann::json ModelStatusJson(const Config& config, const std::vector<ModelSnapshot>& snapshot);
+
+// uiConfig's data, as llama-swap sends it: {activity: {session_id: [header names]}}.
+nlohmann::json UiConfigJson(const Config& config);
 
 class EventFeed {
  public:
@@ -71,6 +73,7 @@ class EventFeed {
   std::map<std::string, Clock::duration> last_load_;  // Guarded by mu_; the last ready's
   // The thread's own:
   std::string last_status_;
+  std::string last_ui_;
   std::string last_profile_;
   bool first_look_ = true;
   Clock::time_point next_progress_;

@@ -60,13 +60,15 @@ void EventHub::PublishState(std::string_view type, const nlohmann::json& data) {
   Deliver(frame);
 }
 
-std::unique_ptr<EventHub::Subscription> EventHub::Subscribe(std::vector<EventFrame> initial) {
+std::unique_ptr<EventHub::Subscription> EventHub::Subscribe(std::vector<EventFrame> initial,
+                                                            std::vector<EventFrame> trailing) {
   auto reader = std::make_shared<Reader>();
   reader->pending = std::move(initial);
   std::function<void()> told;
   {
     std::lock_guard lock(mu_);
     for (const auto& state : states_) reader->pending.push_back(state.second);
+    for (EventFrame& frame : trailing) reader->pending.push_back(std::move(frame));
     reader->initial = reader->pending.size();
     readers_.push_back(reader);
     told = on_subscribe_;

@@ -42,8 +42,10 @@ class EventHub {
   void PublishState(std::string_view type, const nlohmann::json& data);
 
   // A new reader. Its queue starts with `initial` (not counted against the bound), then the
-  // kept states. `on_subscribe`, if set, is told afterwards (without the hub's lock).
-  std::unique_ptr<Subscription> Subscribe(std::vector<EventFrame> initial = {});
+  // kept states, then `trailing` (not counted either). `on_subscribe`, if set, is told afterwards
+  // (without the hub's lock).
+  std::unique_ptr<Subscription> Subscribe(std::vector<EventFrame> initial = {},
+                                          std::vector<EventFrame> trailing = {});
   void SetOnSubscribe(std::function<void()> on_subscribe);
 
   size_t readers() const;

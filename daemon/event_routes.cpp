@@ -1,4 +1,6 @@
-// GET /api/events. The stream waits for frames with a short timeout, so that a stopping server
+// GET /api/events. On connect: the log history (two logData events), the kept states
+// (modelStatus, uiConfig, profileChanged: llama-swap's order), then the in-flight requests
+// (inflight snapshot). The stream waits for frames with a short timeout, so that a stopping server
 // and a shutdown end it promptly, and sends an SSE comment after a quiet while: a client that
 // left is noticed, and proxies in between keep the connection.
 #include <spdlog/spdlog.h>
@@ -65,13 +67,20 @@ void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
   logs->SetListener([events](const LogLine& line) {
     if (events->readers() > 0) events->Publish("logData", LogDataJson(line));
   });
+  door.inflight().SetListener(
+      {[events] { return events->readers() > 0; },
+       [events](const nlohmann::json& data) { events->Publish("inflight", data); }});
   door.AddRoute(
       "GET", "/api/events",
       [&door, events, logs](const HttpRequest& req, HttpResponse& res, RequestContext&) {
         auto reader = std::make_shared<Reader>();
-        // Under the log's lock: no line is both in the history and sent live.
+        // Under the log's lock: no line is both in the history and sent live; under the in-flight
+        // table's: no request change is both in the snapshot and sent live, or in neither.
         logs->WithHistory([&](const std::vector<LogLine>& history) {
-          reader->subscription = events->Subscribe(HistoryFrames(history));
+          door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
+            reader->subscription =
+                events->Subscribe(HistoryFrames(history), {MakeEventFrame("inflight", snapshot)});
+          });
         });
         reader->address = req.remote_addr;
         reader->quiet_since = Clock::now();

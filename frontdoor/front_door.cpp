@@ -170,6 +170,12 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
     if (path == "/models/unload") return HandleLoad(req, res, false);
     if (path == "/api/models/unload") return HandleUnload(res, "");
     if (auto model = tail("/api/models/unload/")) return HandleUnload(res, *model);
+    if (auto rest = tail("/api/inflight/")) {
+      constexpr std::string_view kCancel = "/cancel";
+      if (rest->size() > kCancel.size() && rest->ends_with(kCancel)) {
+        return HandleCancel(rest->substr(0, rest->size() - kCancel.size()), res);
+      }
+    }
   }
   for (const ExtraRoute& route : extra_routes_) {
     const bool method = route.method == req.method || (route.method == "GET" && get);
@@ -322,26 +328,35 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
   const bool evict_protected =
       !override_keys.empty() &&
       IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
+  std::shared_ptr<InflightRequest> inflight = Track(req, model.id, target);
   if (loading_state && !router_.IsReady(model.id)) {
-    return DispatchWithLoadingState(model, req, target, body, res, evict_protected);
+    return DispatchWithLoadingState(model, req, target, body, res, evict_protected,
+                                    std::move(inflight));
   }
   for (int attempt = 0;; ++attempt) {
     // Called only while the request waits (for a start, a swap, a free slot), every 50 ms: the
-    // server learns that this thread blocks, and a request whose client went away leaves the
-    // queue, as at its deadline.
+    // server learns that this thread blocks, and a request whose client went away (or that was
+    // cancelled) leaves the queue, as at its deadline.
     bool client_gone = false;
-    auto cancelled = [&client_gone, &ctx] {
+    auto cancelled = [&client_gone, &ctx, &inflight] {
       ctx.WillBlock();
-      return client_gone = ctx.ClientGone();
+      return client_gone = ctx.ClientGone() || (inflight && inflight->cancelled());
     };
     Result<Lease> lease = router_.Acquire(model.id, deadline, cancelled, evict_protected);
     if (!lease.ok()) {
+      if (inflight && inflight->cancelled()) {
+        // 499, not 503: a client (the openai SDK) would send a 5xx request again.
+        SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable, inflight->CancelledMessage()));
+        res.status = kClientClosedRequest;
+        Refused(model.id, route, req, res, inflight->CancelledMessage(), arrived);
+        return;
+      }
       SetErrorResponse(res, lease.status());
       if (client_gone) res.status = kClientClosedRequest;
       Refused(model.id, route, req, res, lease.status().message(), arrived);
       return;
     }
-    const ProxyRequest request = ProxyRequestOf(req, target, body, route);
+    const ProxyRequest request = ProxyRequestOf(req, target, body, route, inflight);
     if (proxy_->Forward(LocalUpstream(model.timeouts, std::move(lease).value()), request, res, ctx,
                         /*may_retry=*/attempt == 0) == UpstreamProxy::Delivery::kDone) {
       break;
@@ -356,9 +371,26 @@ void FrontDoor::Dispatch(const ModelConfig& model, const HttpRequest& req, std::
   }
 }
 
+std::shared_ptr<InflightRequest> FrontDoor::Track(const HttpRequest& req, const std::string& model,
+                                                  std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (!IsInferenceRoute(req.method, path)) return nullptr;
+  return inflight_.Start(req, model, path);
+}
+
+void FrontDoor::HandleCancel(const std::string& id, HttpResponse& res) {
+  if (!inflight_.Cancel(id)) {
+    return SetErrorResponse(
+        res, Status::Error(ErrorCode::kNotFound, "inflight request not found: \"" + id + "\""));
+  }
+  res.SetBody(nlohmann::json{{"msg", "ok"}}.dump(), "application/json");
+}
+
 ProxyRequest FrontDoor::ProxyRequestOf(const HttpRequest& req, std::string_view target,
-                                       std::string_view body, const std::string& route) {
+                                       std::string_view body, const std::string& route,
+                                       std::shared_ptr<InflightRequest> inflight) {
   ProxyRequest request;
+  request.inflight = std::move(inflight);
   request.method = req.method;
   request.target = target;
   request.headers = &req.headers;

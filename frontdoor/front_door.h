@@ -23,6 +23,7 @@
 #include "backends/router.h"
 #include "base/status.h"
 #include "config/config.h"
+#include "frontdoor/inflight_table.h"
 #include "frontdoor/peer_monitor.h"
 #include "frontdoor/profiles.h"
 #include "frontdoor/upstream_proxy.h"
@@ -82,6 +83,9 @@ class FrontDoor {
   // The configuration and the active profile ("" for none), read together.
   std::pair<std::shared_ptr<const Config>, std::string> routing() const;
 
+  // The inference requests in flight (/api/events `inflight`, POST /api/inflight/{id}/cancel).
+  InflightTable& inflight() { return inflight_; }
+
  private:
   struct ExtraRoute {
     std::string method;
@@ -118,6 +122,12 @@ class FrontDoor {
                       std::string_view target, std::string_view body, HttpResponse& res,
                       RequestContext& ctx);
   void HandleSetProfile(const HttpRequest& req, HttpResponse& res);
+  // POST /api/inflight/{id}/cancel: {"msg":"ok"}, or 404.
+  void HandleCancel(const std::string& id, HttpResponse& res);
+  // The in-flight entry of a request for `model` sent on as `target`, when that is an inference
+  // route (llama-swap tracks no other); null otherwise.
+  std::shared_ptr<InflightRequest> Track(const HttpRequest& req, const std::string& model,
+                                         std::string_view target);
   // Waits for the model and hands the request to the proxy. `target` and `body` are only read,
   // and outlive the call. With `loading_state` (sendLoadingState applies to the request) and the
   // model not ready, answers at once with DispatchWithLoadingState's stream.
@@ -129,13 +139,14 @@ class FrontDoor {
   // backend's own stream.
   void DispatchWithLoadingState(const ModelConfig& model, const HttpRequest& req,
                                 std::string_view target, std::string_view body, HttpResponse& res,
-                                bool evict_protected);
+                                bool evict_protected, std::shared_ptr<InflightRequest> inflight);
   // One line of sendLoadingState's text about `model` now ("starting: 3.0 s of about 7.5 s
   // (40%)"), from the Router's view.
   std::string LoadingLine(const std::string& model);
   // What the proxy is asked to send: `req` with `target` and `body` (which must outlive it).
   static ProxyRequest ProxyRequestOf(const HttpRequest& req, std::string_view target,
-                                     std::string_view body, const std::string& route);
+                                     std::string_view body, const std::string& route,
+                                     std::shared_ptr<InflightRequest> inflight);
   // Where a request for a local model goes once `lease` is held.
   UpstreamTarget LocalUpstream(const TimeoutsConfig& timeouts, Lease lease) const;
   // Tells on_refused of a request `res` answered without a backend, after waiting since
@@ -155,6 +166,7 @@ class FrontDoor {
   std::string active_profile_;            // "" for none. Guarded by config_mu_
   std::vector<ExtraRoute> extra_routes_;  // set before Run()
   std::unique_ptr<PeerMonitor> peers_;
+  InflightTable inflight_;  // before the proxy and the server: their requests hold entries
   std::mutex peer_flight_mu_;
   // Requests in flight to each peer's model ("<peer>/<model>"), for spillover selectors: a peer's
   // model counts as live while it has some. Guarded by peer_flight_mu_.

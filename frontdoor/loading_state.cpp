@@ -65,8 +65,9 @@ struct Loading {
 
   std::mutex mu;
   std::condition_variable done_cv;
-  std::optional<Result<Lease>> lease;  // guarded by mu; set once by the thread
-  std::atomic<bool> gone{false};       // the client left: the wait gives up
+  std::optional<Result<Lease>> lease;         // guarded by mu; set once by the thread
+  std::atomic<bool> gone{false};              // the client left: the wait gives up
+  std::shared_ptr<InflightRequest> inflight;  // set before the thread starts; may be null
   std::thread waiter;
 
   // The stream's own (one server thread at a time).
@@ -107,8 +108,10 @@ std::string FrontDoor::LoadingLine(const std::string& model) {
 
 void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpRequest& req,
                                          std::string_view target, std::string_view body,
-                                         HttpResponse& res, bool evict_protected) {
+                                         HttpResponse& res, bool evict_protected,
+                                         std::shared_ptr<InflightRequest> inflight) {
   auto state = std::make_shared<Loading>();
+  state->inflight = std::move(inflight);
   state->model = model.id;
   state->route = req.path;
   state->req = req;
@@ -119,7 +122,11 @@ void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpReq
   const Clock::time_point deadline = state->arrived + settings_.acquire_timeout;
   state->waiter = std::thread([this, state, deadline, evict_protected] {
     Result<Lease> lease = router_.Acquire(
-        state->model, deadline, [&state] { return state->gone.load(); }, evict_protected);
+        state->model, deadline,
+        [&state] {
+          return state->gone.load() || (state->inflight && state->inflight->cancelled());
+        },
+        evict_protected);
     std::lock_guard lock(state->mu);
     state->lease.emplace(std::move(lease));
     state->done_cv.notify_all();
@@ -157,10 +164,14 @@ void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpReq
         }
         const double took = std::chrono::duration<double>(Clock::now() - s.arrived).count();
         if (!lease->ok()) {
+          const Status why =
+              s.inflight && s.inflight->cancelled()
+                  ? Status::Error(ErrorCode::kUnavailable, s.inflight->CancelledMessage())
+                  : lease->status();
           HttpResponse error;
-          SetErrorResponse(error, lease->status());
-          Refused(s.model, s.route, s.req, error, lease->status().message(), s.arrived);
-          out.Write(Chunk("\n") + "data: " + ErrorJson(lease->status()) + "\n\n");
+          SetErrorResponse(error, why);
+          Refused(s.model, s.route, s.req, error, why.message(), s.arrived);
+          out.Write(Chunk("\n") + "data: " + ErrorJson(why) + "\n\n");
           out.End();
           return true;
         }
@@ -168,7 +179,8 @@ void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpReq
         std::snprintf(done, sizeof done, "Done! (%.2fs)\n", took);
         if (!out.Write(Chunk("\n") + Chunk(done) + Chunk(kRule) + Chunk(" \n"))) return false;
         proxy_->Forward(LocalUpstream(s.timeouts, std::move(*lease).value()),
-                        ProxyRequestOf(s.req, s.target, s.body, s.route), s.inner, no_defer,
+                        ProxyRequestOf(s.req, s.target, s.body, s.route, s.inflight), s.inner,
+                        no_defer,
                         /*may_retry=*/false);
         if (s.inner.stream) {
           s.phase = Loading::Phase::kRelay;

@@ -53,6 +53,7 @@ void FrontDoor::DispatchToPeer(const Config& config, const PeerModelRef& ref,
     headers.Set("x-api-key", peer.api_key);
   }
   ProxyRequest request;
+  request.inflight = Track(req, id, target);
   request.method = req.method;
   request.target = target;
   request.headers = &headers;

@@ -3,6 +3,7 @@
 // safe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,8 @@
 
 namespace swapd {
 
+class InflightRequest;
+
 // A request to pass on. It refers to the client's request and to the caller's strings, which
 // outlive the exchange (nothing is copied).
 struct ProxyRequest {
@@ -22,6 +25,9 @@ struct ProxyRequest {
   std::string_view body;
   std::string_view route;  // for the request counters (ProxyRecord::route)
   std::string_view path;   // the client's path (ProxyRecord::path)
+  // Its entry among the requests in flight (null for a request llama-swap does not track): told
+  // of the answer's headers and bytes, and of the socket a cancel shuts down.
+  std::shared_ptr<InflightRequest> inflight;
 };
 
 // Headers that belong to one connection (RFC 9110 7.6.1), lengths the proxy recomputes, Expect

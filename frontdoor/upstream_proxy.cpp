@@ -6,6 +6,7 @@
 
 #include "base/proxy_url.h"
 #include "frontdoor/error_response.h"
+#include "frontdoor/inflight_table.h"
 #include "http/request_context.h"
 
 namespace swapd {
@@ -40,9 +41,14 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   UsageScanner scanner{false};
   ProxyRecord record;
   Clock::time_point start_time = Clock::now();
+  // The request's in-flight entry (null when untracked); held until the exchange ends.
+  std::shared_ptr<InflightRequest> inflight;
 
   Exchange(UpstreamProxy* p, UpstreamTarget t, const ProxyRequest& request)
-      : proxy(p), target(std::move(t)), head_request(request.method == "HEAD") {
+      : proxy(p),
+        target(std::move(t)),
+        head_request(request.method == "HEAD"),
+        inflight(request.inflight) {
     record.model_id = target.id;
     record.peer = target.peer;
     record.route = request.route;
@@ -74,6 +80,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     const bool may_defer = ctx.ShouldDefer();
     for (int attempt = 0; attempt < 2; ++attempt) {
       failure = UpstreamFailure();
+      CloseConnection();
       connection = attempt == 0 ? proxy->connections_.Take(target.url.origin) : nullptr;
       const bool reused = connection != nullptr;
       if (!reused) connection = UpstreamConnection::Open(target.url, target.timeouts, failure);
@@ -81,6 +88,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
         record.unreachable = true;
         return Sent::kFailed;
       }
+      if (inflight) inflight->SetSocket(connection->fd());
       const bool sent = connection->Send(request_head, request_body, failure);
       // The answer is awaited in the server's epoll set, unless it may have to be sent again
       // (see below), which needs the request.
@@ -98,9 +106,18 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
         break;
       }
     }
-    connection.reset();
+    CloseConnection();
     return Sent::kFailed;
   }
+
+  // Closes the connection to the backend (which stops its work), if open.
+  void CloseConnection() {
+    if (inflight) inflight->SetSocket(-1);
+    connection.reset();
+  }
+
+  // Whether the request was cancelled (POST /api/inflight/{id}/cancel).
+  bool Cancelled() const { return inflight && inflight->cancelled(); }
 
   // A deferred step: `step` runs once the backend's socket is readable (or the wait ended).
   DeferredStep Wait(DeferredStep (Exchange::*step)(HttpResponse&, WaitEnd, RequestContext&)) {
@@ -137,6 +154,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     res.status = start.status;
     record.status = start.status;
     head = CopyHeaders(start.headers, res);
+    if (inflight) inflight->SetResponseHeaders(start.headers);
     record.content_type = head.content_type;
     scanner = UsageScanner(head.sse);
     const bool whole = start.framing == BodyFraming::kNone ||
@@ -162,6 +180,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
       if (!Read(piece, done, failed, ctx, no_wait)) {
         if (would_block) return Wait(&Exchange::ReadWholeAnswer);
         if (record.client_gone) return Abandoned(res);
+        if (Cancelled()) return CancelledAnswer(res);
         return AnswerError(res, failed);
       }
       body.append(piece);
@@ -235,7 +254,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     if (out.Write(piece)) return true;
     record.client_gone = true;  // closing the connection stops the backend's generation
     record.error = "the client closed the connection";
-    connection.reset();
+    CloseConnection();
     return false;
   }
 
@@ -246,11 +265,18 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     UpstreamFailure why;
     if (connection->ReadBody(piece, done, why, ctx, would_block)) {
       record.bytes += piece.size();
+      if (inflight) inflight->AddResponseBytes(piece.size());
       scanner.Feed(piece);
       return true;
     }
     if (would_block != nullptr && *would_block) return false;
-    connection.reset();
+    CloseConnection();
+    if (Cancelled()) {
+      // The cancel shut the socket down: the client is told, and an event stream ends with it.
+      failure = Status::Error(ErrorCode::kUnavailable, inflight->CancelledMessage());
+      record.error = failure.message();
+      return false;
+    }
     if (why.kind == Kind::kClientGone) {
       record.client_gone = true;
       failure = Status::Error(ErrorCode::kUnavailable, why.text);
@@ -267,6 +293,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   // and the lease ends.
   void Done() {
     if (connection) {
+      if (inflight) inflight->SetSocket(-1);
       proxy->connections_.GiveBack(target.url.origin, std::move(connection), target.idle_conn);
     }
     target.lease.Release();
@@ -281,8 +308,9 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   // The exchange failed: `res` gets the client's error.
   DeferredStep Fail(HttpResponse& res, const UpstreamFailure& why, RequestContext& ctx) {
     // Closing the connection tells the backend to stop (llama-server cancels the task).
-    connection.reset();
+    CloseConnection();
     if (why.kind == Kind::kClientGone) return Abandoned(res);
+    if (Cancelled()) return CancelledAnswer(res);
     record.upstream_failed = true;
     return AnswerError(res, proxy->Describe(target, head_seen, why, ctx));
   }
@@ -294,6 +322,14 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     record.status = res.status;
     record.error = error.message();
     record.content_type = std::string(res.headers.Get("Content-Type"));
+    return {};
+  }
+
+  // The request was cancelled before its answer came (the connection is closed already): 499
+  // with a JSON error (not a 5xx, which clients such as the openai SDK send again).
+  DeferredStep CancelledAnswer(HttpResponse& res) {
+    AnswerError(res, Status::Error(ErrorCode::kUnavailable, inflight->CancelledMessage()));
+    res.status = record.status = kClientClosedRequest;
     return {};
   }
 

@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "daemon/event_feed.h"
 #include "daemon/event_hub.h"
+#include "tests/support/event_stream.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/latch.h"
 #include "tests/support/raw_connection.h"
@@ -25,43 +26,11 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-struct Event {
-  std::string type;
-  json data;
-};
-
-// Takes the complete frames off the front of `text` and decodes them as a llama-swap client does
-// (data is JSON in a string). Comments (keep-alives) are skipped. False on a malformed frame.
-bool TakeEvents(std::string& text, std::vector<Event>& out) {
-  const std::string head = "event:message\ndata:";
-  size_t pos = 0;
-  for (size_t end; (end = text.find("\n\n", pos)) != std::string::npos; pos = end + 2) {
-    std::string frame = text.substr(pos, end - pos);
-    if (frame.rfind(':', 0) == 0) continue;
-    if (frame.rfind(head, 0) != 0) return false;
-    json envelope = json::parse(frame.substr(head.size()), nullptr, false);
-    if (!envelope.is_object() || !envelope["type"].is_string() || !envelope["data"].is_string()) {
-      return false;
-    }
-    json data = json::parse(envelope["data"].get<std::string>(), nullptr, false);
-    if (data.is_discarded()) return false;
-    out.push_back({envelope["type"].get<std::string>(), std::move(data)});
-  }
-  text.erase(0, pos);
-  return true;
-}
-
 std::vector<Event> ParseEvents(std::string text) {
   std::vector<Event> out;
   REQUIRE(TakeEvents(text, out));
   CHECK(text.empty());
   return out;
-}
-
-std::vector<std::string> Types(const std::vector<Event>& events) {
-  std::vector<std::string> types;
-  for (const Event& e : events) types.push_back(e.type);
-  return types;
 }
 
 std::string Text(const EventFrame& frame) { return *frame; }
@@ -185,75 +154,6 @@ peers:
                           {"peerID", "far"}});
 }
 
-// One GET /api/events on its own connection (HTTP/1.0: the body is the stream itself, until the
-// server closes it), read and decoded on a thread until destroyed.
-class EventStream {
- public:
-  explicit EventStream(const std::string& url)
-      : connection_(std::stoi(url.substr(url.rfind(':') + 1))) {
-    reader_ = std::thread([this] { Read(); });
-  }
-  ~EventStream() {
-    stop_ = true;
-    reader_.join();
-  }
-  bool Opened() { return opened_.Wait(20s) && status_ == 200; }
-  std::vector<Event> Events() {
-    std::lock_guard lock(mu_);
-    CHECK_FALSE(malformed_);
-    return events_;
-  }
-  size_t Count() {
-    std::lock_guard lock(mu_);
-    return events_.size();
-  }
-  // Waits until an event after the first `from` satisfies `match`.
-  bool WaitFor(const std::function<bool(const Event&)>& match, size_t from = 0) {
-    bool malformed = false;
-    const bool found = testing::WaitFor(
-        [&] {
-          std::lock_guard lock(mu_);
-          for (; from < events_.size(); ++from) {
-            if (match(events_[from])) return true;
-          }
-          malformed = malformed_;
-          return malformed;
-        },
-        60s, 20ms);
-    return found && !malformed;
-  }
-  // The server closed the stream.
-  bool Ended(std::chrono::milliseconds timeout) {
-    return testing::WaitFor([&] { return ended_.load(); }, timeout);
-  }
-
- private:
-  void Read() {
-    if (!connection_.Send("GET /api/events HTTP/1.0\r\n\r\n")) return opened_.Raise();
-    status_ = RawStatus(connection_.ReadUntil("\r\n\r\n"));
-    opened_.Raise();
-    while (!stop_) {
-      std::string bytes = connection_.Read(1 << 16, 100ms);
-      if (bytes.empty() && connection_.eof()) break;
-      std::lock_guard lock(mu_);
-      pending_ += bytes;
-      if (!TakeEvents(pending_, events_)) malformed_ = true;
-    }
-    ended_ = connection_.eof();
-  }
-
-  RawConnection connection_;
-  Latch opened_;
-  std::atomic<int> status_{0};
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> ended_{false};
-  std::mutex mu_;
-  std::string pending_;        // Guarded by mu_; an incomplete frame
-  std::vector<Event> events_;  // Guarded by mu_
-  bool malformed_ = false;     // Guarded by mu_
-  std::thread reader_;
-};
-
 std::string StateOf(const Event& e, const std::string& model) {
   if (e.type != "modelStatus") return "";
   for (const json& m : e.data) {
@@ -273,16 +173,21 @@ TEST_CASE("GET /api/events: history and states on connect, then a load as it hap
 
   EventStream stream(url);
   REQUIRE(stream.Opened());
-  REQUIRE(stream.WaitFor([](const Event& e) { return e.type == "profileChanged"; }));
+  REQUIRE(stream.WaitFor([](const Event& e) { return e.type == "inflight"; }));
   std::vector<Event> first = stream.Events();
-  REQUIRE(first.size() >= 4);
-  CHECK(Types({first.begin(), first.begin() + 4}) ==
-        std::vector<std::string>{"logData", "logData", "modelStatus", "profileChanged"});
+  REQUIRE(first.size() >= 6);
+  // llama-swap's order.
+  CHECK(Types({first.begin(), first.begin() + 6}) ==
+        std::vector<std::string>{"logData", "logData", "modelStatus", "uiConfig", "profileChanged",
+                                 "inflight"});
   CHECK(first[0].data["source"] == "proxy");
   CHECK_THAT(first[0].data["data"].get<std::string>(), Catch::Contains("swapd listening on"));
   CHECK(first[1].data["source"] == "upstream");
   CHECK(StateOf(first[2], "ev-m") == "stopped");
-  CHECK(first[3].data == json{{"active", nullptr}});
+  CHECK(first[3].data ==
+        json{{"activity", {{"session_id", {"X-Session-ID", "X-Litellm-Session-Id"}}}}});
+  CHECK(first[4].data == json{{"active", nullptr}});
+  CHECK(first[5].data == json{{"operation", "snapshot"}, {"requests", json::array()}});
 
   HttpReply reply =
       HttpPost(url, "/v1/chat/completions", ChatBody("ev-m", false), "application/json", 60s);

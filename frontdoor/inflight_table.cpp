@@ -1,0 +1,263 @@
+#include "frontdoor/inflight_table.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <iterator>
+
+namespace swapd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bytes of one request's answer are told at most this often (llama-swap's interval).
+constexpr auto kUpsertEvery = std::chrono::milliseconds(250);
+
+// llama-swap's sensitive headers, and the other spellings of an API key clients send.
+constexpr std::array<std::string_view, 7> kRedacted = {
+    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
+    "api-key",       "x-goog-api-key"};
+
+// llama-swap's model-dispatched routes (internal/server/server.go).
+constexpr std::string_view kPostRoutes[] = {
+    "/v1/chat/completions",
+    "/v1/responses",
+    "/v1/completions",
+    "/v1/messages",
+    "/v1/messages/count_tokens",
+    "/v1/embeddings",
+    "/reranking",
+    "/rerank",
+    "/v1/rerank",
+    "/v1/reranking",
+    "/infill",
+    "/completion",
+    "/v1/audio/speech",
+    "/v1/audio/voices",
+    "/v1/images/generations",
+    "/sdapi/v1/txt2img",
+    "/sdapi/v1/img2img",
+    "/audioapi/v1/tasks/run",
+    "/v1/audio/transcriptions",
+    "/v1/images/edits",
+    "/v/chat/completions",
+    "/v/responses",
+    "/v/completions",
+    "/v/messages",
+    "/v/messages/count_tokens",
+    "/v/embeddings",
+    "/v/rerank",
+    "/v/reranking",
+};
+constexpr std::string_view kGetRoutes[] = {"/v1/audio/voices", "/sdapi/v1/loras", "/props"};
+
+bool Redacted(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::find(kRedacted.begin(), kRedacted.end(), lower) != kRedacted.end();
+}
+
+void AddHeader(nlohmann::json& map, std::string_view name, std::string_view value) {
+  std::string key = CanonicalHeaderName(name);
+  if (map.contains(key)) return;  // the first value, as Go's Header.Get
+  map[key] = Redacted(name) ? std::string("[REDACTED]") : std::string(value);
+}
+
+std::string Rfc3339Millis(std::chrono::system_clock::time_point t) {
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const time_t seconds = static_cast<time_t>(ms / 1000);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(ms % 1000));
+  return text;
+}
+
+// llama-swap's clientIP: the first X-Forwarded-For address, X-Real-IP, the peer's address.
+std::string ClientIp(const HttpRequest& req) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return std::string(s);
+  };
+  if (std::string_view xff = req.Header("X-Forwarded-For"); !xff.empty()) {
+    return trim(xff.substr(0, xff.find(',')));
+  }
+  if (std::string_view real = req.Header("X-Real-IP"); !real.empty()) return trim(real);
+  return req.remote_addr;
+}
+
+int64_t Nanos(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+// What the table and its requests share; outlives the table while requests hold it.
+struct InflightRequest::Shared {
+  mutable std::mutex mu;
+  std::map<uint64_t, InflightRequest*> requests;  // Guarded by mu; by id, so oldest first
+  InflightListener listener;                      // Guarded by mu
+  std::atomic<uint64_t> next_id{0};
+
+  // mu held.
+  bool Watched() const { return listener.publish && (!listener.watched || listener.watched()); }
+  void Upsert(const InflightRequest& r) {
+    if (!Watched()) return;
+    listener.publish({{"operation", "upsert"}, {"request", r.EntryJson()}});
+  }
+};
+
+InflightRequest::InflightRequest(std::shared_ptr<Shared> table, uint64_t number)
+    : table_(std::move(table)), number_(number), id_(std::to_string(number)) {}
+
+InflightRequest::~InflightRequest() {
+  std::lock_guard lock(table_->mu);
+  table_->requests.erase(number_);
+  if (table_->Watched()) table_->listener.publish({{"operation", "remove"}, {"id", id_}});
+}
+
+std::string InflightRequest::CancelledMessage() const {
+  return "request " + id_ + " for model \"" + model_ + "\" was cancelled (POST /api/inflight/" +
+         id_ + "/cancel)";
+}
+
+void InflightRequest::SetSocket(int fd) {
+  std::lock_guard lock(table_->mu);
+  fd_ = fd;
+  if (fd_ >= 0 && cancelled()) ::shutdown(fd_, SHUT_RDWR);
+}
+
+void InflightRequest::SetResponseHeaders(const std::vector<HeaderField>& headers) {
+  nlohmann::json map = RedactedHeaderMap(headers);
+  std::lock_guard lock(table_->mu);
+  resp_headers_ = std::move(map);
+  next_upsert_ns_.store(Nanos(Clock::now() + kUpsertEvery), std::memory_order_relaxed);
+  table_->Upsert(*this);
+}
+
+void InflightRequest::AddResponseBytes(size_t n) {
+  if (n == 0) return;
+  resp_bytes_.fetch_add(n, std::memory_order_relaxed);
+  // Most pieces end here: one clock read and a compare.
+  const auto now = Clock::now();
+  int64_t due = next_upsert_ns_.load(std::memory_order_relaxed);
+  if (Nanos(now) < due) return;
+  if (!next_upsert_ns_.compare_exchange_strong(due, Nanos(now + kUpsertEvery))) return;
+  std::lock_guard lock(table_->mu);
+  table_->Upsert(*this);
+}
+
+nlohmann::json InflightRequest::EntryJson() const {
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began_).count();
+  return {{"id", id_},
+          {"timestamp", Rfc3339Millis(timestamp_)},
+          {"model", model_},
+          {"req_path", req_path_},
+          {"method", method_},
+          {"req_headers", req_headers_},
+          {"remote_ip", remote_ip_},
+          {"resp_headers", resp_headers_},
+          {"resp_bytes", resp_bytes_.load(std::memory_order_relaxed)},
+          {"elapsed_ms", std::max<int64_t>(0, elapsed)},
+          {"metadata", nlohmann::json::object()}};
+}
+
+InflightTable::InflightTable() : shared_(std::make_shared<InflightRequest::Shared>()) {}
+
+InflightTable::~InflightTable() = default;
+
+void InflightTable::SetListener(InflightListener listener) {
+  std::lock_guard lock(shared_->mu);
+  shared_->listener = std::move(listener);
+}
+
+std::shared_ptr<InflightRequest> InflightTable::Start(const HttpRequest& req,
+                                                      const std::string& model,
+                                                      std::string_view req_path) {
+  const uint64_t number = ++shared_->next_id;
+  std::shared_ptr<InflightRequest> r(new InflightRequest(shared_, number));
+  r->timestamp_ = std::chrono::system_clock::now();
+  r->began_ = Clock::now();
+  r->next_upsert_ns_.store(Nanos(r->began_ + kUpsertEvery), std::memory_order_relaxed);
+  r->model_ = model;
+  r->req_path_ = std::string(req_path);
+  r->method_ = req.method;
+  r->req_headers_ = RedactedHeaderMap(req.headers);
+  r->remote_ip_ = ClientIp(req);
+  std::lock_guard lock(shared_->mu);
+  shared_->requests[number] = r.get();
+  shared_->Upsert(*r);
+  return r;
+}
+
+bool InflightTable::Cancel(const std::string& id) {
+  uint64_t number = 0;
+  for (char c : id) {
+    if (c < '0' || c > '9' || number > (UINT64_MAX - 9) / 10) return false;
+    number = number * 10 + static_cast<uint64_t>(c - '0');
+  }
+  std::lock_guard lock(shared_->mu);
+  auto it = shared_->requests.find(number);
+  if (id.empty() || it == shared_->requests.end()) return false;
+  InflightRequest& r = *it->second;
+  r.cancelled_.store(true, std::memory_order_release);
+  // Wakes a wait on the socket, and the backend sees its client leave.
+  if (r.fd_ >= 0) ::shutdown(r.fd_, SHUT_RDWR);
+  return true;
+}
+
+void InflightTable::WithSnapshot(
+    const std::function<void(const nlohmann::json& snapshot)>& with) const {
+  std::lock_guard lock(shared_->mu);
+  nlohmann::json requests = nlohmann::json::array();
+  for (const auto& [number, r] : shared_->requests) requests.push_back(r->EntryJson());
+  with({{"operation", "snapshot"}, {"requests", std::move(requests)}});
+}
+
+size_t InflightTable::size() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->requests.size();
+}
+
+bool IsInferenceRoute(std::string_view method, std::string_view path) {
+  if (method == "POST") {
+    return std::find(std::begin(kPostRoutes), std::end(kPostRoutes), path) != std::end(kPostRoutes);
+  }
+  if (method == "GET") {
+    return std::find(std::begin(kGetRoutes), std::end(kGetRoutes), path) != std::end(kGetRoutes);
+  }
+  return false;
+}
+
+std::string CanonicalHeaderName(std::string_view name) {
+  std::string out(name);
+  bool upper = true;
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    c = static_cast<char>(upper ? std::toupper(u) : std::tolower(u));
+    upper = c == '-';
+  }
+  return out;
+}
+
+nlohmann::json RedactedHeaderMap(const HttpHeaders& headers) {
+  nlohmann::json map = nlohmann::json::object();
+  for (const auto& [name, value] : headers) AddHeader(map, name, value);
+  return map;
+}
+
+nlohmann::json RedactedHeaderMap(const std::vector<HeaderField>& headers) {
+  nlohmann::json map = nlohmann::json::object();
+  for (const HeaderField& field : headers) AddHeader(map, field.name, field.value);
+  return map;
+}
+
+}  // namespace swapd
