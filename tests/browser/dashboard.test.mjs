@@ -73,6 +73,7 @@ const model = (id, loadMs, tokensPerSecond, portOf) => `
 `;
 const ports = [await freePort(), await freePort(), await freePort()];
 writeFileSync(config, `healthCheckTimeout: 60
+sendLoadingState: true
 models:${model('coder', 1500, 20, ports[0])}${model('helper', 300, 40, ports[1])}${model('writer', 300, 40, ports[2])}
 groups:
   duo:
@@ -138,14 +139,27 @@ try {
     });
     if (lengths.size < 2) throw new Error(`the answer came in ${lengths.size} step(s), not streamed`);
     if (await page.$('.message.assistant.error')) throw new Error(await page.textContent('.message.assistant .meta'));
+  });
+
+  await step('Playground: a model that must load first shows the loading state', async () => {
+    await page.selectOption('#chat-model', 'writer');
+    await page.fill('#chat-input', 'And you?');
+    await page.click('#chat-send');
+    await waitFor('the second answer', async () => {
+      const metas = await page.$$eval('.message.assistant .meta', (nodes) => nodes.map((n) => n.textContent));
+      return metas.length === 2 && metas[1].includes('t/s');
+    });
+    const reasoning = await page.$$eval('.message.assistant .reasoning', (nodes) => nodes.map((n) => n.textContent));
+    if (!reasoning[1].includes('loading model: writer')) throw new Error(`loading text: ${reasoning[1]}`);
     await shot('playground');
   });
 
   await step('Activity: the request is listed with its speed', async () => {
     await page.click('nav a[data-page="activity"]');
     await page.waitForSelector('#activity-table tbody tr[data-id]');
-    const row = await page.textContent('#activity-table tbody tr[data-id]');
-    if (!row.includes('coder') || !row.includes('/v1/chat/completions')) throw new Error(`row: ${row}`);
+    await page.waitForSelector('#activity-table tbody tr[data-id="2"]');
+    const rows = await page.$$eval('#activity-table tbody tr[data-id]', (nodes) => nodes.map((n) => n.textContent));
+    if (!rows.some((r) => r.includes('coder') && r.includes('/v1/chat/completions'))) throw new Error(`rows: ${rows}`);
     await waitFor('the stats cards', async () => (await page.textContent('#stats')).includes('Decode speed'));
     await page.click('#activity-table th[data-sort="duration"]');
     await page.waitForSelector('#activity-table th.sorted-desc[data-sort="duration"]');
@@ -155,11 +169,14 @@ try {
   await step('Logs: history and new lines arrive live', async () => {
     await page.click('nav a[data-page="logs"]');
     await waitFor('the backend log history', async () => (await page.textContent('#log')).includes('[coder]'));
-    await fetch(`${base}/api/models/unload/coder`, { method: 'POST' });
-    await waitFor('a new line about the unload', async () => (await page.textContent('#log')).includes('coder: stopped'));
+    // The writer runs since the previous step: its stop is a line the page has not seen yet.
+    if ((await page.textContent('#log')).includes('writer: stopped')) throw new Error('stopped already');
+    await fetch(`${base}/api/models/unload/writer`, { method: 'POST' });
+    await waitFor('a new line about the unload', async () => (await page.textContent('#log')).includes('writer: stopped'));
     await page.selectOption('#log-source', 'upstream');
     const upstream = await page.textContent('#log');
-    if (upstream.includes('coder: stopped')) throw new Error('the source filter let swapd lines through');
+    if (upstream.includes('writer: stopped')) throw new Error('the source filter let swapd lines through');
+    if (!upstream.includes('[writer]')) throw new Error('no backend lines under the upstream filter');
   });
 
   await step('Groups: what a request for writer would stop, and why', async () => {

@@ -51,7 +51,7 @@ TEST_CASE("The dashboard's files are served from the binary; / and /ui lead to /
   REQUIRE(index);
   CHECK(index->status == 200);
   CHECK(index->get_header_value("Content-Type") == "text/html; charset=utf-8");
-  CHECK_THAT(index->body, Catch::Contains("<script src=\"app.js\""));
+  CHECK_THAT(index->body, Catch::Contains("<script type=\"module\" src=\"app.js\""));
   CHECK_THAT(index->get_header_value("Content-Security-Policy"),
              Catch::Contains("default-src 'self'"));
   auto script = client.Get("/ui/app.js");
@@ -59,6 +59,14 @@ TEST_CASE("The dashboard's files are served from the binary; / and /ui lead to /
   CHECK(script->status == 200);
   CHECK(script->get_header_value("Content-Type") == "text/javascript; charset=utf-8");
   CHECK_THAT(script->body, Catch::Contains("new EventSource('/api/events')"));
+  // The page modules app.js imports.
+  for (const char* module :
+       {"core.js", "models.js", "activity.js", "logs.js", "playground.js", "groups.js"}) {
+    auto served = client.Get(std::string("/ui/") + module);
+    REQUIRE(served);
+    CHECK(served->status == 200);
+    CHECK_THAT(script->body, Catch::Contains(std::string("from './") + module + "'"));
+  }
   auto style = client.Get("/ui/app.css");
   REQUIRE(style);
   CHECK(style->get_header_value("Content-Type") == "text/css; charset=utf-8");
