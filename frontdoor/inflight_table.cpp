@@ -9,6 +9,8 @@
 #include <ctime>
 #include <iterator>
 
+#include "frontdoor/proxy_message.h"
+
 namespace swapd {
 namespace {
 
@@ -135,7 +137,12 @@ void InflightRequest::SetSocket(int fd) {
 }
 
 void InflightRequest::SetResponseHeaders(const std::vector<HeaderField>& headers) {
-  nlohmann::json map = RedactedHeaderMap(headers);
+  // What the client gets: not the backend connection's own fields (Keep-Alive, framing).
+  std::vector<HeaderField> passed;
+  for (const HeaderField& field : headers) {
+    if (!IsHopByHop(field.name)) passed.push_back(field);
+  }
+  nlohmann::json map = RedactedHeaderMap(passed);
   std::lock_guard lock(table_->mu);
   resp_headers_ = std::move(map);
   next_upsert_ns_.store(Nanos(Clock::now() + kUpsertEvery), std::memory_order_relaxed);

@@ -63,7 +63,9 @@ TEST_CASE("InflightTable: an entry as llama-swap's, keys redacted, removed at th
   // Headers, then bytes: the first bytes within 250 ms of the last upsert wait their turn.
   std::string set_cookie = "Set-Cookie";
   std::string type = "content-type";
-  r->SetResponseHeaders({{type, "text/event-stream"}, {set_cookie, "s=1"}});
+  std::string keep_alive = "Keep-Alive";
+  r->SetResponseHeaders(
+      {{type, "text/event-stream"}, {set_cookie, "s=1"}, {keep_alive, "timeout=5"}});
   REQUIRE(told.size() == 2);
   CHECK(told[1]["request"]["resp_headers"] ==
         json{{"Content-Type", "text/event-stream"}, {"Set-Cookie", "[REDACTED]"}});
