@@ -1,9 +1,10 @@
 // ActivityLog: records each request in the ActivityStore without holding the request up. Record()
 // only queues (at most kQueue entries; beyond that, as when the disk is slower than the requests,
 // entries are dropped and counted). One thread writes what is queued in one transaction, keeps the
-// newest kMaxRows rows, and tells `on_recorded` each new row's id (the /api/events `activity`
-// event). A write that fails (disk full, a locked or broken database) is logged at most once a
-// minute and counted; the requests were served all the same.
+// newest kMaxRows rows, and tells `on_recorded` the newest row's id of each transaction (the
+// /api/events `activity` event: rows written together are told once). A write that fails (disk
+// full, a locked or broken database) is logged at most once a minute and counted; the requests were
+// served all the same.
 #pragma once
 
 #include <condition_variable>

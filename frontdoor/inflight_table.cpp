@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <iterator>
+#include <set>
 
 #include "frontdoor/proxy_message.h"
 
@@ -104,15 +106,69 @@ int64_t Nanos(Clock::time_point t) {
 // What the table and its requests share; outlives the table while requests hold it.
 struct InflightRequest::Shared {
   mutable std::mutex mu;
-  std::map<uint64_t, InflightRequest*> requests;  // Guarded by mu; by id, so oldest first
-  InflightListener listener;                      // Guarded by mu
+  std::condition_variable wake;  // the flusher: a change is due, or stop
+  // Guarded by mu:
+  std::map<uint64_t, InflightRequest*> requests;  // by id, so oldest first
+  InflightListener listener;
+  std::set<uint64_t> changed;        // requests with an upsert due
+  std::set<uint64_t> told;           // requests readers know of: their end is told
+  std::vector<std::string> removed;  // ids of told requests that ended since the last flush
+  bool due = false;
+  bool stop = false;
+  Clock::time_point flushed;  // the last flush
+  // Changes are told in batches at most this often: a request that starts and ends between two
+  // is never told (bench/events_bench.sh: an event per change took a third of the throughput of
+  // small requests with 50 readers).
+  std::chrono::milliseconds flush_every{100};
   std::atomic<uint64_t> next_id{0};
 
   // mu held.
   bool Watched() const { return listener.publish && (!listener.watched || listener.watched()); }
   void Upsert(const InflightRequest& r) {
     if (!Watched()) return;
-    listener.publish({{"operation", "upsert"}, {"request", r.EntryJson()}});
+    changed.insert(r.number_);
+    Due();
+  }
+  void Ended(uint64_t number, const std::string& id) {
+    changed.erase(number);
+    if (told.erase(number) > 0) {
+      removed.push_back(id);
+      Due();
+    }
+  }
+  void Due() {
+    if (due) return;
+    due = true;
+    wake.notify_one();
+  }
+  // Tells what changed since the last flush: upserts, then removes.
+  void Flush() {
+    due = false;
+    flushed = Clock::now();
+    if (!Watched()) {  // no one to tell; a new reader starts from a snapshot
+      changed.clear();
+      removed.clear();
+      return;
+    }
+    for (uint64_t number : changed) {
+      auto it = requests.find(number);
+      if (it == requests.end()) continue;
+      listener.publish({{"operation", "upsert"}, {"request", it->second->EntryJson()}});
+      told.insert(number);
+    }
+    changed.clear();
+    for (const std::string& id : removed) listener.publish({{"operation", "remove"}, {"id", id}});
+    removed.clear();
+  }
+  // The flusher thread: a due change waits for the interval since the last flush.
+  void Run() {
+    std::unique_lock lock(mu);
+    while (true) {
+      wake.wait(lock, [&] { return stop || due; });
+      if (stop) return;
+      if (wake.wait_until(lock, flushed + flush_every, [&] { return stop; })) return;
+      Flush();
+    }
   }
 };
 
@@ -122,7 +178,7 @@ InflightRequest::InflightRequest(std::shared_ptr<Shared> table, uint64_t number)
 InflightRequest::~InflightRequest() {
   std::lock_guard lock(table_->mu);
   table_->requests.erase(number_);
-  if (table_->Watched()) table_->listener.publish({{"operation", "remove"}, {"id", id_}});
+  table_->Ended(number_, id_);
 }
 
 std::string InflightRequest::CancelledMessage() const {
@@ -177,9 +233,20 @@ nlohmann::json InflightRequest::EntryJson() const {
           {"metadata", nlohmann::json::object()}};
 }
 
-InflightTable::InflightTable() : shared_(std::make_shared<InflightRequest::Shared>()) {}
+InflightTable::InflightTable(std::chrono::milliseconds flush_every)
+    : shared_(std::make_shared<InflightRequest::Shared>()) {
+  shared_->flush_every = flush_every;
+  flusher_ = std::thread([shared = shared_] { shared->Run(); });
+}
 
-InflightTable::~InflightTable() = default;
+InflightTable::~InflightTable() {
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->stop = true;
+  }
+  shared_->wake.notify_all();
+  flusher_.join();
+}
 
 void InflightTable::SetListener(InflightListener listener) {
   std::lock_guard lock(shared_->mu);
@@ -224,8 +291,14 @@ bool InflightTable::Cancel(const std::string& id) {
 void InflightTable::WithSnapshot(
     const std::function<void(const nlohmann::json& snapshot)>& with) const {
   std::lock_guard lock(shared_->mu);
+  // What is due goes to the readers there are; the new one starts from here, and learns of the
+  // end of every request in its snapshot.
+  shared_->Flush();
   nlohmann::json requests = nlohmann::json::array();
-  for (const auto& [number, r] : shared_->requests) requests.push_back(r->EntryJson());
+  for (const auto& [number, r] : shared_->requests) {
+    requests.push_back(r->EntryJson());
+    shared_->told.insert(number);
+  }
   with({{"operation", "snapshot"}, {"requests", std::move(requests)}});
 }
 

@@ -4,19 +4,21 @@
 // to load) until its response is done with: an InflightRequest, shared by whatever carries the
 // request on (the dispatch, the proxy's exchange, a sendLoadingState stream), leaves the table
 // when the last holder lets go.
-// Each change is told to the listener as the data of one `inflight` event: {operation: "upsert",
+// Changes are told to the listener as the data of `inflight` events: {operation: "upsert",
 // request: entry} when a request starts, when its answer's headers arrive, and as its answer's
-// bytes flow (at most once per request per 250 ms); {operation: "remove", id} when it ends. Nothing
-// is rendered while the listener's `watched` says no one listens. Entries, as llama-swap's: {id
-// (a decimal string), timestamp (RFC 3339, UTC), model, req_path, method, req_headers (one value
-// per name, API keys and cookies "[REDACTED]"), remote_ip, resp_headers, resp_bytes, elapsed_ms,
-// metadata}.
-// Cancelling a request marks it and shuts down the upstream socket its exchange uses, if any:
-// that wakes any wait on it and tells the backend to stop; what waits for the model
-// (Router::Acquire) sees the mark within its poll. The request then ends as if its client had left,
-// except that the client, still there, is told: 499 with a JSON error, or an error event that ends
-// an event stream. Thread safe. The listener is called under the table's lock (so that events keep
-// their order) and must not call back into the table, nor log.
+// bytes flow (at most once per request per 250 ms); {operation: "remove", id} when it ends. They
+// are told in batches, by a thread of the table's, at most every 100 ms: a request that started and
+// ended in between is not told at all (its `activity` row is), and one told several changes is
+// told once. Nothing is rendered while the listener's `watched` says no one listens. Entries, as
+// llama-swap's: {id (a decimal string), timestamp (RFC 3339, UTC), model, req_path, method,
+// req_headers (one value per name, API keys and cookies "[REDACTED]"), remote_ip, resp_headers,
+// resp_bytes, elapsed_ms, metadata}. Cancelling a request marks it and shuts down the upstream
+// socket its exchange uses, if any: that wakes any wait on it and tells the backend to stop; what
+// waits for the model (Router::Acquire) sees the mark within its poll. The request then ends as if
+// its client had left, except that the client, still there, is told: 499 with a JSON error, or an
+// error event that ends an event stream. Thread safe. The listener is called under the table's lock
+// (so that events keep their order), on the table's thread or in WithSnapshot, and must not call
+// back into the table, nor log.
 #pragma once
 
 #include <atomic>
@@ -29,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "http/http1_response.h"
@@ -91,7 +94,8 @@ class InflightRequest {
 
 class InflightTable {
  public:
-  InflightTable();
+  // Changes are told at most every `flush_every` (tests take a longer one).
+  explicit InflightTable(std::chrono::milliseconds flush_every = std::chrono::milliseconds(100));
   ~InflightTable();
 
   void SetListener(InflightListener listener);
@@ -112,6 +116,7 @@ class InflightTable {
 
  private:
   std::shared_ptr<InflightRequest::Shared> shared_;
+  std::thread flusher_;
 };
 
 // Whether a request `method` `path` is model-dispatched (inference) as llama-swap counts it.

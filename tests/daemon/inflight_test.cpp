@@ -33,16 +33,41 @@ HttpRequest ChatRequest() {
   return req;
 }
 
+// What a table's listener was told; the table tells from its own thread.
+class Told {
+ public:
+  void Add(const json& data) {
+    std::lock_guard lock(mu_);
+    told_.push_back(data);
+  }
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return told_.size();
+  }
+  json operator[](size_t i) const {
+    std::lock_guard lock(mu_);
+    return told_.at(i);
+  }
+  // True once `n` events were told, within a generous deadline.
+  bool Reaches(size_t n) const {
+    return WaitFor([&] { return size() >= n; }, 10s, 5ms) && size() == n;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<json> told_;
+};
+
 TEST_CASE("InflightTable: an entry as llama-swap's, keys redacted, removed at the end",
           "[unit][events]") {
   InflightTable table;
-  std::vector<json> told;
-  bool watched = true;
-  table.SetListener({[&] { return watched; }, [&](const json& data) { told.push_back(data); }});
+  Told told;
+  std::atomic<bool> watched = true;
+  table.SetListener({[&] { return watched.load(); }, [&](const json& data) { told.Add(data); }});
   std::shared_ptr<InflightRequest> r = table.Start(ChatRequest(), "m1", "/v1/chat/completions");
-  REQUIRE(told.size() == 1);
+  REQUIRE(told.Reaches(1));
   CHECK(told[0]["operation"] == "upsert");
-  const json& entry = told[0]["request"];
+  const json entry = told[0]["request"];
   CHECK(entry["id"] == r->id());
   CHECK(entry["id"].is_string());
   CHECK(entry["model"] == "m1");
@@ -66,11 +91,10 @@ TEST_CASE("InflightTable: an entry as llama-swap's, keys redacted, removed at th
   std::string keep_alive = "Keep-Alive";
   r->SetResponseHeaders(
       {{type, "text/event-stream"}, {set_cookie, "s=1"}, {keep_alive, "timeout=5"}});
-  REQUIRE(told.size() == 2);
+  REQUIRE(told.Reaches(2));
   CHECK(told[1]["request"]["resp_headers"] ==
         json{{"Content-Type", "text/event-stream"}, {"Set-Cookie", "[REDACTED]"}});
   r->AddResponseBytes(10);
-  CHECK(told.size() == 2);
   REQUIRE(WaitFor(
       [&] {
         r->AddResponseBytes(1);
@@ -82,7 +106,6 @@ TEST_CASE("InflightTable: an entry as llama-swap's, keys redacted, removed at th
   // Nobody listens: nothing rendered, nothing told.
   watched = false;
   r->SetResponseHeaders({});
-  CHECK(told.size() == 3);
   watched = true;
 
   json snapshot;
@@ -91,14 +114,40 @@ TEST_CASE("InflightTable: an entry as llama-swap's, keys redacted, removed at th
   REQUIRE(snapshot["requests"].size() == 1);
   CHECK(snapshot["requests"][0]["id"] == r->id());
   CHECK(table.size() == 1);
+  CHECK(told.size() == 3);
 
   const std::string id = r->id();
   r.reset();
-  REQUIRE(told.size() == 4);
+  REQUIRE(told.Reaches(4));
   CHECK(told[3] == json{{"operation", "remove"}, {"id", id}});
   CHECK(table.size() == 0);
   table.WithSnapshot([&](const json& s) { snapshot = s; });
   CHECK(snapshot == json{{"operation", "snapshot"}, {"requests", json::array()}});
+}
+
+TEST_CASE(
+    "InflightTable: changes are told in batches; a request that came and went unseen is not "
+    "told",
+    "[unit][events]") {
+  // Changes at most every 2 s: what follows happens well within one interval, even on a busy
+  // machine.
+  InflightTable table(2s);
+  Told told;
+  table.SetListener({[] { return true; }, [&](const json& data) { told.Add(data); }});
+  auto first = table.Start(ChatRequest(), "m", "/v1/completions");
+  REQUIRE(told.Reaches(1));  // the first change goes at once: nothing was told before
+  // Within the next interval: a request that starts and ends, and headers of the first.
+  table.Start(ChatRequest(), "m", "/v1/completions").reset();
+  first->SetResponseHeaders({});
+  auto third = table.Start(ChatRequest(), "m", "/v1/completions");
+  REQUIRE(told.Reaches(3));  // one batch: the first's upsert and the third's, not the second's
+  CHECK(told[1]["request"]["id"] == first->id());
+  CHECK(told[2]["request"]["id"] == third->id());
+  // A request told and then ended is told ended, once.
+  const std::string id = third->id();
+  third.reset();
+  REQUIRE(told.Reaches(4));
+  CHECK(told[3] == json{{"operation", "remove"}, {"id", id}});
 }
 
 TEST_CASE("InflightTable: ids count up; cancel marks a request, unknown ids are refused",
