@@ -84,6 +84,17 @@ function elapsedMs(r) {
   return Number.isNaN(started) ? r.elapsed_ms || 0 : Math.max(r.elapsed_ms || 0, Date.now() - started);
 }
 
+// The request's session, from the first header of ui.activity.session_id (uiConfig) it has.
+function sessionOf(r) {
+  const headers = r.req_headers || {};
+  const byName = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  for (const name of state.sessionHeaders) {
+    const value = byName.get(name.toLowerCase());
+    if (value) return value;
+  }
+  return '';
+}
+
 export function renderInflight() {
   const body = $('#inflight-table tbody');
   const requests = [...state.inflight.values()];
@@ -92,10 +103,11 @@ export function renderInflight() {
     el('td', {}, r.model || ''),
     el('td', {}, `${r.method || ''} ${r.req_path || ''}`),
     el('td', {}, r.remote_ip || ''),
+    el('td', {}, sessionOf(r)),
     el('td', { class: 'num' }, seconds(elapsedMs(r))),
     el('td', { class: 'num' }, bytes(r.resp_bytes || 0)),
     el('td', {}, el('button', { type: 'button', onclick: () => cancelRequest(r.id) }, 'Cancel')))));
-  if (requests.length === 0) body.append(el('tr', { class: 'empty' }, el('td', { colspan: 7 }, 'nothing in flight')));
+  if (requests.length === 0) body.append(el('tr', { class: 'empty' }, el('td', { colspan: 8 }, 'nothing in flight')));
 }
 
 async function cancelRequest(id) {

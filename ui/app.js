@@ -68,6 +68,9 @@ const handlers = {
     renderLogsSoon();
   },
   activity() { refreshActivity(); },
+  uiConfig(config) {
+    state.sessionHeaders = (config.activity && config.activity.session_id) || [];
+  },
   inflight(event) {
     if (event.operation === 'snapshot') {
       state.inflight.clear();

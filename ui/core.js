@@ -22,6 +22,7 @@ export const state = {
   loading: new Map(),        // id -> latest `loading` event
   stopping: new Map(),       // id -> why it is stopping
   inflight: new Map(),       // id -> in-flight entry
+  sessionHeaders: [],        // uiConfig: the headers that name a client's session
   groups: [],
   logs: [],                  // {source, model, text}
   page: 'models',

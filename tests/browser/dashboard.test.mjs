@@ -163,7 +163,6 @@ try {
     await waitFor('the stats cards', async () => (await page.textContent('#stats')).includes('Decode speed'));
     await page.click('#activity-table th[data-sort="duration"]');
     await page.waitForSelector('#activity-table th.sorted-desc[data-sort="duration"]');
-    await shot('activity');
   });
 
   await step('Logs: history and new lines arrive live', async () => {
@@ -199,6 +198,25 @@ try {
     // The memory sampler measures a new backend within a few seconds.
     await waitFor('the memory of both', async () => (await page.textContent('#models-table tr[data-model="coder"] td:nth-child(4)')).includes('MiB'));
     await shot('models');
+  });
+
+  await step('Activity: a request in flight shows its session; Cancel ends it', async () => {
+    await page.click('nav a[data-page="activity"]');
+    // 400 tokens at 20 a second: a 20-second stream unless cancelled.
+    const started = Date.now();
+    const answer = fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Session-ID': 'browser-session-1' },
+      body: JSON.stringify({ model: 'coder', stream: true, max_tokens: 400, messages: [{ role: 'user', content: 'long' }] }),
+    }).then((res) => res.text());
+    const row = '#inflight-table tbody tr[data-id]';
+    await waitFor('the request in flight', async () => (await page.textContent('#inflight-table tbody')).includes('browser-session-1'));
+    await shot('activity');
+    await page.click(`${row} button`);
+    const text = await answer;
+    if (!text.includes('cancelled')) throw new Error(`the stream ended without the cancel: ${text.slice(-300)}`);
+    if (Date.now() - started > 15_000) throw new Error('the stream ran on after the cancel');
+    await waitFor('the row to go', async () => (await page.$(row)) === null);
   });
 
   await step('no console errors', async () => {
