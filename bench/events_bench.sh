@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# /api/events readers against proxy throughput: the same swapd and fake backend, wrk's small
+# non-streamed requests through swapd with no /api/events reader and with READERS (default 50)
+# `curl -N /api/events` readers connected, in interleaved rounds (median over the rounds, so that
+# load from other processes hits both alike). Every proxied request publishes events (inflight
+# upserts and remove, activity), so each reader gets several frames per request.
+# Prints requests/s and p50/p99 with and without readers, their ratio, and the events swapd dropped
+# for readers too slow.
+#   bench/events_bench.sh [seconds per run, default 10] [rounds, default 3] [readers, default 50]
+# SWAPD_ARGS adds arguments to swapd's command line (e.g. "--log-level warn": no log line per request).
+# Needs a build (scripts/build.sh); installs wrk from Debian when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+rounds=${2:-3}
+readers=${3:-50}
+scripts/install-deps.sh wrk python3
+bin=$PWD/${BUILD_DIR:-build}/bin
+work=$(mktemp -d)
+pids=()
+reader_pids=()
+stop_readers() {
+  for p in "${reader_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${reader_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  reader_pids=()
+}
+cleanup() {
+  stop_readers
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+source bench/common.sh
+backend_port=$(free_port)
+swapd_port=$(free_port)
+cat >"$work/config.yaml" <<YAML
+models:
+  bench:
+    cmd: $bin/fake-llama-server --port $backend_port --model bench
+    proxy: http://127.0.0.1:$backend_port
+    concurrencyLimit: 1000
+YAML
+STATE_DIRECTORY=$work "$bin/swapd" --config "$work/config.yaml" --listen "127.0.0.1:$swapd_port" ${SWAPD_ARGS:-} \
+  >"$work/swapd.log" 2>&1 &
+pids+=("$!")
+wait_for_health "$swapd_port"
+body='{"model":"bench","prompt":"hello","max_tokens":1}'
+curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" -d "$body" >/dev/null
+cat >"$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$body'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+start_readers() {
+  for _ in $(seq "$readers"); do
+    curl -sN "127.0.0.1:$swapd_port/api/events" >/dev/null &
+    reader_pids+=("$!")
+  done
+  # Every reader connected: swapd_event_readers says so.
+  for _ in $(seq 200); do
+    n=$(curl -fs "127.0.0.1:$swapd_port/metrics" | awk '$1=="swapd_event_readers" {print $2}')
+    [ "${n:-0}" -ge "$readers" ] && return 0
+    sleep 0.05
+  done
+  echo "only ${n:-0} of $readers readers connected" >&2
+}
+
+# run -> "rps p50_us p99_us"
+run() {
+  local out
+  out=$(wrk -t2 -c8 -d"${duration}s" --latency -s "$work/post.lua" \
+    "http://127.0.0.1:$swapd_port/v1/completions")
+  if echo "$out" | grep -q "Non-2xx"; then echo "wrk: errors" >&2; echo "$out" >&2; fi
+  echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" \
+    "$(to_us "$(echo "$out" | awk '$1=="50%" {print $2}')")" \
+    "$(to_us "$(echo "$out" | awk '$1=="99%" {print $2}')")"
+}
+to_us() {
+  awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else print n*1000000 }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+: >"$work/none" && : >"$work/readers"
+for round in $(seq "$rounds"); do
+  run >>"$work/none"
+  start_readers
+  run >>"$work/readers"
+  stop_readers
+  echo "round $round done" >&2
+done
+dropped=$(curl -fs "127.0.0.1:$swapd_port/metrics" | awk '$1=="swapd_events_dropped_total" {print $2}')
+rss=$(awk '/VmRSS/ {print $2}' "/proc/${pids[0]}/status")
+echo
+echo "| /api/events readers | requests/s | ratio | p50 | p99 |"
+echo "| --- | --- | --- | --- | --- |"
+base=$(cut -d' ' -f1 "$work/none" | median)
+for which in none readers; do
+  rps=$(cut -d' ' -f1 "$work/$which" | median)
+  p50=$(cut -d' ' -f2 "$work/$which" | median)
+  p99=$(cut -d' ' -f3 "$work/$which" | median)
+  label=$([ "$which" = none ] && echo 0 || echo "$readers")
+  printf '| %s | %.0f | %.3f | %.0f us | %.0f us |\n' "$label" "$rps" \
+    "$(awk -v a="$rps" -v b="$base" 'BEGIN {print a / b}')" "$p50" "$p99"
+done
+echo
+echo "events dropped for slow readers: ${dropped:-0}; swapd RSS after: $((rss / 1024)) MiB"
