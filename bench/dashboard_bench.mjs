@@ -8,35 +8,14 @@
 //   node bench/dashboard_bench.mjs [--runs 20] [--swapd build/bin/swapd] [--fake build/bin/fake-llama-server]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+// playwright-core resolves from tests/browser/node_modules, beside support.mjs.
+import { freePort, launchChromium, option } from '../tests/browser/support.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(join(here, '..', 'tests', 'browser', 'package.json'));
-const { chromium } = require('playwright-core');
-
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const runs = Number(option('--runs', '20'));
 const swapdBinary = resolve(option('--swapd', 'build/bin/swapd'));
 const fakeBinary = resolve(option('--fake', 'build/bin/fake-llama-server'));
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'swapd-dashboard-bench-'));
 const port = await freePort();
@@ -60,11 +39,7 @@ try {
   }
   // One request, so that the Activity history is not empty.
   await fetch(`${base}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'coder', messages: [{ role: 'user', content: 'hi' }] }) });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   const figures = { responseEnd: [], domContentLoaded: [], load: [], live: [], bytes: [] };
   for (let run = 0; run < runs; run++) {
     const context = await browser.newContext();

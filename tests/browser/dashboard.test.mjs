@@ -7,33 +7,15 @@
 //   node tests/browser/dashboard.test.mjs --swapd build/bin/swapd --fake build/bin/fake-llama-server
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
+import { freePort, launchChromium, option } from './support.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const swapdBinary = resolve(option('--swapd', 'build/bin/swapd'));
 const fakeBinary = resolve(option('--fake', 'build/bin/fake-llama-server'));
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const screenshots = process.env.SCREENSHOT_DIR;
 // Generous: a loaded 2-core machine, and sanitizer builds of swapd.
 const TIMEOUT = 30_000;
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
 
 async function waitFor(what, check, timeout = TIMEOUT) {
   const deadline = Date.now() + timeout;
@@ -94,11 +76,7 @@ const swapdExited = new Promise((done) => swapd.on('exit', (code, signal) => don
 let browser;
 try {
   await waitFor('swapd to listen', async () => (await fetch(`${base}/health`)).ok);
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
   const consoleErrors = [];
   page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(message.text()); });
