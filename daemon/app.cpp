@@ -19,6 +19,7 @@
 #include "daemon/event_feed.h"
 #include "daemon/event_hub.h"
 #include "daemon/footprint_monitor.h"
+#include "daemon/log_events.h"
 #include "daemon/log_hub.h"
 #include "daemon/log_hub_sink.h"
 #include "daemon/metrics.h"
@@ -125,6 +126,7 @@ int App::Run() {
   server_settings.upstream_idle_timeout = options_.upstream_idle_timeout;
   server_settings.peer_check_interval = options_.peer_check_interval;
   auto events = std::make_shared<EventHub>();  // GET /api/events
+  LogEvents log_events(*log_hub, *events);     // its logData; outlives the server
   // The request history (GET /api/metrics/activity); written after the server stopped.
   std::unique_ptr<ActivityStore> activity_store = OpenActivityStore(config->store_path);
   if (!activity_store) return 1;
@@ -162,10 +164,13 @@ int App::Run() {
   };
   AddServiceRoutes(
       server, router, metrics, memory,
-      [&] { return EventMetricsText(*events) + ActivityMetricsText(activity); },
+      [&] {
+        return EventMetricsText(*events) + LogEventMetricsText(log_events) +
+               ActivityMetricsText(activity);
+      },
       [&] { return reload("POST /api/config/reload"); });
   AddLogRoutes(server, log_hub);
-  AddEventRoutes(server, events, log_hub);
+  AddEventRoutes(server, events, log_hub, log_events);
   AddActivityRoutes(server, activity);
   AddMemoryRoutes(server, memory);
   AddUiRoutes(server);

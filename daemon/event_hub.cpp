@@ -1,13 +1,15 @@
 #include "daemon/event_hub.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace swapd {
 
 // Guarded by the hub's mu_ (the condition variable waits on it too).
 struct EventHub::Reader {
   std::vector<EventFrame> pending;
-  size_t initial = 0;  // of `pending`: the initial frames, not counted against the bound
+  size_t initial = 0;  // of `pending`: the initial frames, not counted against the bounds
+  size_t bytes = 0;    // of the others
   uint64_t dropped = 0;
   std::condition_variable ready;
 };
@@ -20,17 +22,20 @@ EventFrame MakeEventFrame(std::string_view type, const nlohmann::json& data) {
       "event:message\ndata:" + envelope.dump(-1, ' ', false, kReplace) + "\n\n");
 }
 
-EventHub::EventHub(size_t queue_frames) : queue_frames_(queue_frames) {}
+EventHub::EventHub(size_t queue_frames, size_t queue_bytes)
+    : queue_frames_(queue_frames), queue_bytes_(queue_bytes) {}
 
 EventHub::~EventHub() = default;
 
 void EventHub::Deliver(const EventFrame& frame) {
   for (const auto& r : readers_) {
-    if (r->pending.size() >= queue_frames_ + r->initial) {
+    if (r->pending.size() >= queue_frames_ + r->initial ||
+        r->bytes + frame->size() > queue_bytes_) {
       ++r->dropped;
       ++dropped_;
       continue;
     }
+    r->bytes += frame->size();
     r->pending.push_back(frame);
     // Only an empty queue can have its reader waiting: one wake per batch, not per event.
     if (r->pending.size() == 1) r->ready.notify_one();
@@ -113,19 +118,25 @@ EventHub::Subscription::~Subscription() {
   hub_->readers_.remove(reader_);
 }
 
-EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout) {
+EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout,
+                                                           std::chrono::milliseconds pace) {
+  // Frames that come while it waits out the pace are in the queue for this batch.
+  const auto since = std::chrono::steady_clock::now() - last_batch_;
+  if (since < pace) std::this_thread::sleep_for(pace - since);
   std::unique_lock lock(hub_->mu_);
   Reader& r = *reader_;
   r.ready.wait_for(lock, timeout, [&] { return !r.pending.empty() || r.dropped > 0; });
   Batch batch;
   batch.frames.swap(r.pending);
   r.initial = 0;
+  r.bytes = 0;
   batch.dropped = r.dropped;
   if (r.dropped > 0) {
     // What it lost may have been a state: the kept ones bring it up to date.
     for (const auto& state : hub_->states_) batch.frames.push_back(state.second);
     r.dropped = 0;
   }
+  if (!batch.frames.empty()) last_batch_ = std::chrono::steady_clock::now();
   return batch;
 }
 

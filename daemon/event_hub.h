@@ -33,7 +33,7 @@ class EventHub {
  public:
   class Subscription;
 
-  explicit EventHub(size_t queue_frames = 1024);
+  explicit EventHub(size_t queue_frames = 1024, size_t queue_bytes = 8u << 20);
   ~EventHub();
 
   // Sends to every reader.
@@ -58,6 +58,7 @@ class EventHub {
   void Deliver(const EventFrame& frame);  // mu_ held
 
   const size_t queue_frames_;
+  const size_t queue_bytes_;
   mutable std::mutex mu_;
   std::list<std::shared_ptr<Reader>> readers_;              // Guarded by mu_
   std::vector<std::pair<std::string, EventFrame>> states_;  // Guarded by mu_; by first use
@@ -79,8 +80,11 @@ class EventHub::Subscription {
     std::vector<EventFrame> frames;
     uint64_t dropped = 0;  // lost since the last batch (the kept states follow, again)
   };
-  // The frames that arrived since the last call, waiting up to `timeout` for at least one.
-  Batch Next(std::chrono::milliseconds timeout);
+  // The frames that arrived since the last call, waiting up to `timeout` for at least one. A
+  // batch with frames comes no sooner than `pace` after the previous one: what arrives in between
+  // is written at once, and a reader is not woken for every event.
+  Batch Next(std::chrono::milliseconds timeout,
+             std::chrono::milliseconds pace = std::chrono::milliseconds(0));
 
  private:
   friend class EventHub;
@@ -88,6 +92,7 @@ class EventHub::Subscription {
 
   EventHub* hub_;  // not owned; outlives the subscription
   std::shared_ptr<Reader> reader_;
+  std::chrono::steady_clock::time_point last_batch_;  // the last batch with frames
 };
 
 }  // namespace swapd

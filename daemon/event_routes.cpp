@@ -6,9 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <thread>
 
 #include "daemon/event_hub.h"
+#include "daemon/log_events.h"
 #include "daemon/log_hub.h"
 #include "daemon/service_routes.h"
 
@@ -20,9 +20,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStreamPoll = std::chrono::milliseconds(200);
 constexpr auto kKeepAliveAfter = std::chrono::seconds(15);
 // A stream writes at most this often: what came in between goes in one write. Each proxied
-// request publishes several events (inflight, activity); 50 readers woken for each would take the
+// request publishes events (inflight, activity, logData); 50 readers woken for each would take the
 // CPU from the requests (bench/events_bench.sh: 7% of the throughput). A dashboard sees no delay.
-constexpr auto kCoalesce = std::chrono::milliseconds(100);
+constexpr auto kPace = std::chrono::milliseconds(100);
 // A slow reader's losses are logged at most this often: each log line is an event too.
 constexpr auto kDropWarningEvery = std::chrono::seconds(10);
 
@@ -31,7 +31,6 @@ struct Reader {
   std::unique_ptr<EventHub::Subscription> subscription;
   std::string address;
   Clock::time_point quiet_since;  // the last write
-  Clock::time_point last_batch;   // the last write of events (not of a keep-alive)
   Clock::time_point warned_at;    // the last warning about lost events
   uint64_t unwarned = 0;          // lost since then
 
@@ -59,30 +58,22 @@ std::vector<EventFrame> HistoryFrames(const std::vector<LogLine>& history) {
           MakeEventFrame("logData", {{"source", "upstream"}, {"data", FormatLogLines(upstream)}})};
 }
 
-nlohmann::json LogDataJson(const LogLine& line) {
-  if (line.source == LogHub::kSwapdSource) {
-    return {{"source", "proxy"}, {"data", line.text + '\n'}};
-  }
-  return {{"source", "upstream"}, {"data", FormatLogLines({line})}};
-}
-
 }  // namespace
 
-void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
-                    std::shared_ptr<LogHub> logs) {
-  logs->SetListener([events](const LogLine& line) {
-    if (events->readers() > 0) events->Publish("logData", LogDataJson(line));
-  });
+void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events, std::shared_ptr<LogHub> logs,
+                    LogEvents& log_events) {
   door.inflight().SetListener(
       {[events] { return events->readers() > 0; },
        [events](const nlohmann::json& data) { events->Publish("inflight", data); }});
   door.AddRoute(
       "GET", "/api/events",
-      [&door, events, logs](const HttpRequest& req, HttpResponse& res, RequestContext&) {
+      [&door, events, logs, &log_events](const HttpRequest& req, HttpResponse& res,
+                                         RequestContext&) {
         auto reader = std::make_shared<Reader>();
         // Under the log's lock: no line is both in the history and sent live; under the in-flight
         // table's: no request change is both in the snapshot and sent live, or in neither.
         logs->WithHistory([&](const std::vector<LogLine>& history) {
+          log_events.Flush();
           door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
             reader->subscription =
                 events->Subscribe(HistoryFrames(history), {MakeEventFrame("inflight", snapshot)});
@@ -97,10 +88,7 @@ void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
             out.End();
             return true;
           }
-          if (const auto since = Clock::now() - reader->last_batch; since < kCoalesce) {
-            std::this_thread::sleep_for(kCoalesce - since);
-          }
-          EventHub::Subscription::Batch batch = reader->subscription->Next(kStreamPoll);
+          EventHub::Subscription::Batch batch = reader->subscription->Next(kStreamPoll, kPace);
           const auto now = Clock::now();
           reader->Dropped(batch.dropped, now);
           if (batch.frames.empty()) {
@@ -109,7 +97,6 @@ void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
             return out.Write(":\n\n");
           }
           reader->quiet_since = now;
-          reader->last_batch = now;
           std::string text;
           for (const EventFrame& frame : batch.frames) text += *frame;
           return out.Write(text);

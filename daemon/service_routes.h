@@ -18,6 +18,7 @@ namespace swapd {
 class ActivityLog;
 class EventHub;
 class FootprintMonitor;
+class LogEvents;
 class LogHub;
 class Metrics;
 
@@ -33,10 +34,10 @@ void AddLogRoutes(FrontDoor& door, std::shared_ptr<LogHub> hub);
 
 // Adds GET /api/events (Server-Sent Events, llama-swap's frames): on connect the log history as
 // two logData events (source proxy: swapd's own lines; upstream: the backends' lines, each
-// "[model] line"), then the kept states of `events`, then every event as it comes. Makes `logs`
-// send each new line to `events` as logData.
-void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
-                    std::shared_ptr<LogHub> logs);
+// "[model] line"), then the kept states of `events`, then every event as it comes, the new log
+// lines as `log_events` sends them (which must outlive `door`'s serving).
+void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events, std::shared_ptr<LogHub> logs,
+                    LogEvents& log_events);
 
 // Adds GET /api/memory/history (?model=, limit 1-500, 100): the footprints recorded of a model in
 // the history store, newest first; 503 without a store.

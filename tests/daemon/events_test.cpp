@@ -1,10 +1,12 @@
-// Tests of GET /api/events: EventHub on its own (llama-swap's frame, kept states, bounded queues
-// that drop and then resend the states), modelStatus's shape from a real config; then the real
-// swapd with fake backends: the frames on connect, a model's status and loading events live, a
-// reader that never reads (swapd keeps serving and counts what it drops), the end at shutdown.
+// Tests of GET /api/events: EventHub on its own (llama-swap's frame, kept states, queues bounded in
+// frames and bytes that drop and then resend the states), LogEvents (log lines batched per source,
+// a flood cut and counted), modelStatus's shape from a real config; then the real swapd with fake
+// backends: the frames on connect, a model's status and loading events live, a flood of log lines
+// with a reader that never reads (swapd keeps serving), the end at shutdown.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -12,6 +14,8 @@
 #include "config/loader.h"
 #include "daemon/event_feed.h"
 #include "daemon/event_hub.h"
+#include "daemon/log_events.h"
+#include "daemon/log_hub.h"
 #include "tests/support/event_stream.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/latch.h"
@@ -93,6 +97,88 @@ TEST_CASE("EventHub: a slow reader loses events, counted, then gets the states a
   CHECK(hub.dropped() == 4);
   CHECK_THAT(EventMetricsText(hub), Catch::Contains("swapd_events_dropped_total 4\n") &&
                                         Catch::Contains("swapd_event_readers 2\n"));
+}
+
+TEST_CASE("EventHub: a reader's queue is bounded in bytes too", "[unit][events]") {
+  const EventFrame frame = MakeEventFrame("logData", {{"data", std::string(100, 'x')}});
+  EventHub hub(1000, 3 * frame->size());
+  auto reader = hub.Subscribe();
+  for (int i = 0; i < 5; ++i) hub.Publish("logData", {{"data", std::string(100, 'x')}});
+  EventHub::Subscription::Batch batch = reader->Next(1s);
+  CHECK(batch.frames.size() == 3);
+  CHECK(batch.dropped == 2);
+  // Taken: the bound is free again.
+  hub.Publish("logData", {{"data", std::string(100, 'x')}});
+  CHECK(reader->Next(1s).frames.size() == 1);
+}
+
+// The events of a subscription until `done` holds for what came so far, or 10 s.
+std::vector<Event> ReadUntil(EventHub::Subscription& reader,
+                             const std::function<bool(const std::vector<Event>&)>& done) {
+  std::vector<Event> events;
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!done(events) && std::chrono::steady_clock::now() < deadline) {
+    for (const EventFrame& f : reader.Next(100ms).frames) text += *f;
+    REQUIRE(TakeEvents(text, events));
+  }
+  return events;
+}
+
+TEST_CASE("LogEvents: the lines of each source within an interval go out as one logData event",
+          "[unit][events]") {
+  LogHub logs;
+  EventHub hub;
+  LogEvents log_events(logs, hub, LogEventLimits{std::chrono::hours(1), 1 << 20, 1 << 20});
+  auto reader = hub.Subscribe();
+  logs.Append(LogHub::kSwapdSource, "one");
+  logs.Append("m", "backend line 1");
+  logs.Append(LogHub::kSwapdSource, "two");
+  logs.Append("m", "backend line 2");
+  CHECK(reader->Next(100ms).frames.empty());  // the interval has not passed
+  log_events.Flush();                         // as a new reader's subscription does
+  std::vector<Event> events = ReadUntil(*reader, [](const auto& e) { return e.size() >= 2; });
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].data == json{{"source", "proxy"}, {"data", "one\ntwo\n"}});
+  CHECK(events[1].data ==
+        json{{"source", "upstream"}, {"data", "[m] backend line 1\n[m] backend line 2\n"}});
+  CHECK(reader->Next(100ms).frames.empty());
+  CHECK(log_events.skipped() == 0);
+}
+
+TEST_CASE("LogEvents: lines go out when the interval has passed, only while someone reads",
+          "[unit][events]") {
+  LogHub logs;
+  EventHub hub;
+  LogEvents log_events(logs, hub, LogEventLimits{20ms, 1 << 20, 1 << 20});
+  logs.Append(LogHub::kSwapdSource, "nobody reads this");  // not kept for a later reader
+  auto reader = hub.Subscribe();
+  logs.Append(LogHub::kSwapdSource, "first");
+  std::vector<Event> events = ReadUntil(*reader, [](const auto& e) { return !e.empty(); });
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].data == json{{"source", "proxy"}, {"data", "first\n"}});
+}
+
+TEST_CASE("LogEvents: a flood beyond the allowance is cut, and the event says how many lines",
+          "[unit][events]") {
+  LogHub logs;
+  EventHub hub;
+  // A burst of 100 bytes and almost no refill: the 13-byte lines beyond the first 7 are cut.
+  LogEvents log_events(logs, hub, LogEventLimits{std::chrono::hours(1), 100, 1});
+  auto reader = hub.Subscribe();
+  for (int i = 0; i < 50; ++i) logs.Append("m", "line " + std::to_string(100 + i));
+  log_events.Flush();
+  std::vector<Event> events = ReadUntil(*reader, [](const auto& e) { return !e.empty(); });
+  REQUIRE(events.size() == 1);
+  const std::string data = events[0].data["data"];
+  CHECK(data.find("[m] line 106\n") != std::string::npos);
+  CHECK(data.find("line 107") == std::string::npos);
+  CHECK_THAT(data, Catch::EndsWith("[swapd] ... 43 log lines not sent live (too many at once; "
+                                   "GET /logs has the recent ones)\n"));
+  CHECK(log_events.skipped() == 43);
+  CHECK_THAT(LogEventMetricsText(log_events),
+             Catch::Contains("swapd_events_log_lines_skipped_total 43\n"));
+  CHECK(logs.History("m").size() == 50);  // the log itself keeps them all
 }
 
 TEST_CASE("modelStatus lists every model as llama-swap does, then the peers' models",
@@ -254,11 +340,12 @@ TEST_CASE("GET /api/events: history and states on connect, then a load as it hap
       seen));
 }
 
-TEST_CASE("GET /api/events: a reader that never reads loses events; swapd keeps serving",
-          "[integration][events]") {
+TEST_CASE(
+    "GET /api/events: a flood of log lines is cut; a reader that never reads holds up nothing",
+    "[integration][events]") {
   int port = FreeLoopbackPort();
-  // A start writes 40000 log lines: more events than a reader's queue (1024) and its socket (the
-  // kernel's send buffer grows up to 4 MiB) hold.
+  // A start writes 40000 log lines, faster than the live log's allowance: most are not sent to
+  // the readers (counted), and a reader that never reads holds up nothing.
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("ev-loud", port, "--log-lines 40000"));
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
@@ -277,12 +364,14 @@ TEST_CASE("GET /api/events: a reader that never reads loses events; swapd keeps 
   HttpReply reply =
       HttpPost(url, "/v1/chat/completions", ChatBody("ev-loud", false), "application/json", 60s);
   CHECK(reply.status == 200);
-  // The stuck reader lost events (counted). One that reads may lose some of such a burst too, but
-  // the states are sent again after a loss: it learns that the model is ready.
   CHECK(WaitFor([&] {
     std::string metrics = HttpGet(url, "/metrics").body;
-    return metrics.find("swapd_events_dropped_total 0\n") == std::string::npos &&
-           metrics.find("swapd_events_dropped_total") != std::string::npos;
+    return metrics.find("swapd_events_log_lines_skipped_total 0\n") == std::string::npos &&
+           metrics.find("swapd_events_log_lines_skipped_total") != std::string::npos;
+  }));
+  CHECK(live.WaitFor([](const Event& e) {
+    return e.type == "logData" &&
+           e.data["data"].get<std::string>().find("log lines not sent live") != std::string::npos;
   }));
   CHECK(live.WaitFor([](const Event& e) { return StateOf(e, "ev-loud") == "ready"; }));
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("ev-loud", false), "application/json", 60s)
