@@ -69,19 +69,7 @@ start_readers() {
 }
 
 # run -> "rps p50_us p99_us"
-run() {
-  local out
-  out=$(wrk -t2 -c8 -d"${duration}s" --latency -s "$work/post.lua" \
-    "http://127.0.0.1:$swapd_port/v1/completions")
-  if echo "$out" | grep -q "Non-2xx"; then echo "wrk: errors" >&2; echo "$out" >&2; fi
-  echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" \
-    "$(to_us "$(echo "$out" | awk '$1=="50%" {print $2}')")" \
-    "$(to_us "$(echo "$out" | awk '$1=="99%" {print $2}')")"
-}
-to_us() {
-  awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else print n*1000000 }'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+run() { wrk_run events "$duration" 8 "$work/post.lua" "http://127.0.0.1:$swapd_port/v1/completions"; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/none" && : >"$work/readers"

@@ -112,22 +112,7 @@ wrk.headers["Content-Type"] = "application/json"
 LUA
 
 # run NAME PORT CONNECTIONS SCRIPT PATH -> "rps p50_us p99_us"
-run() {
-  local out threads=$(( $3 < 2 ? 1 : 2 ))
-  out=$(wrk -t"$threads" -c"$3" -d"${duration}s" --latency -s "$work/$4.lua" \
-    "http://127.0.0.1:$2$5")
-  if echo "$out" | grep -q "Non-2xx"; then echo "wrk: errors for $1" >&2; echo "$out" >&2; fi
-  local rps p50 p99
-  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
-  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
-  echo "$rps $(to_us "$p50") $(to_us "$p99")"
-}
-to_us() {  # wrk prints 123.45us, 1.23ms or 1.02s
-  awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else print n*1000000 }'
-}
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+run() { wrk_run "$1" "$duration" "$3" "$work/$4.lua" "http://127.0.0.1:$2$5"; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

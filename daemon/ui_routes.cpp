@@ -40,17 +40,11 @@ void Serve(std::string_view name, HttpResponse& res) {
   res.SetBody(std::string(asset->bytes), std::string(ContentType(name)));
 }
 
-void Redirect(HttpResponse& res, const std::string& to) {
-  res.status = 302;
-  res.headers.Set("Location", to);
-  res.SetBody("", "text/plain");
-}
-
 }  // namespace
 
 void AddUiRoutes(FrontDoor& door) {
   door.AddRoute("GET", "/ui", [](const HttpRequest&, HttpResponse& res, RequestContext&) {
-    Redirect(res, "/ui/");
+    res.SetRedirect("/ui/", 302);
   });
   door.AddRoute("GET", "/ui/", [](const HttpRequest& req, HttpResponse& res, RequestContext&) {
     std::string_view name = std::string_view(req.path).substr(sizeof("/ui/") - 1);

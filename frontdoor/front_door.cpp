@@ -149,11 +149,9 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (get) {
     if (path == "/health") return res.SetBody("OK", "text/plain");
-    if (path == "/") {  // as llama-swap: the dashboard (daemon/ui_routes.cpp)
-      res.status = 302;
-      res.headers.Set("Location", "/ui/");
-      return res.SetBody("", "text/plain");
-    }
+    // As llama-swap: the dashboard (daemon/ui_routes.cpp). Here, as a route "/" would be a
+    // prefix of every path.
+    if (path == "/") return res.SetRedirect("/ui/", 302);
     if (path == "/v1/models" || path == "/models") return HandleListModels(res);
     if (path == "/running") return HandleRunning(res);
     if (path == "/unload") return HandleUnload(res, "");
