@@ -4,10 +4,10 @@
 // process on several GPUs is unknown on each (kUnknownBytes), never guessed.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/parse_int.h"
 #include "daemon/memory_meter.h"
 #include "daemon/tool_run.h"
 
@@ -15,11 +15,6 @@ namespace swapd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool ParseInt64(std::string_view text, int64_t* out) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty();
-}
 
 std::vector<std::string> Words(const std::string& line) {
   std::istringstream in(line);

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <limits>
 #include <set>
 #include <sstream>
 
+#include "base/parse_int.h"
 #include "daemon/process_memory.h"
 #include "daemon/tool_run.h"
 
@@ -46,11 +46,6 @@ std::vector<std::vector<std::string_view>> CsvRows(std::string_view text) {
     rows.push_back(std::move(fields));
   }
   return rows;
-}
-
-bool ParseInt64(std::string_view text, int64_t* out) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty();
 }
 
 // A MiB figure in bytes; "[N/A]" and its kin are kUnknownBytes.
