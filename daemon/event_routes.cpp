@@ -1,6 +1,7 @@
 // GET /api/events. On connect: the log history (two logData events), the kept states
 // (modelStatus, uiConfig, profileChanged: llama-swap's order), then the in-flight requests
-// (inflight snapshot). The stream waits for frames with a short timeout, so that a stopping server
+// (inflight snapshot). A reader that lost events gets the kept states and an inflight snapshot
+// again. The stream waits for frames with a short timeout, so that a stopping server
 // and a shutdown end it promptly, and sends an SSE comment after a quiet while: a client that
 // left is noticed, and proxies in between keep the connection.
 #include <spdlog/spdlog.h>
@@ -99,6 +100,13 @@ void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events, std::shar
           reader->quiet_since = now;
           std::string text;
           for (const EventFrame& frame : batch.frames) text += *frame;
+          if (batch.dropped > 0) {
+            // The hub sent the kept states again; what it lost of the requests in flight, a new
+            // snapshot replaces (changes told after it apply to it).
+            door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
+              text += *MakeEventFrame("inflight", snapshot);
+            });
+          }
           return out.Write(text);
         });
       });

@@ -92,7 +92,8 @@ function showPage() {
   if (state.page === 'activity') loadActivity();
   if (state.page === 'logs') renderLogs();
   if (state.page === 'groups') loadGroups();
-  if (state.page === 'models') loadDetails();
+  // On the first load the stream's modelStatus asks for the details: not twice.
+  if (state.page === 'models' && state.models.length > 0) refreshDetails();
 }
 wireModels();
 wireActivity();
