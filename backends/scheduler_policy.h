@@ -18,6 +18,11 @@ namespace swapd {
 // for the exclusive one stops it.
 std::map<std::string, std::set<std::string>> ComputeConflicts(const Config& config);
 
+// Why ComputeConflicts stops `other` for `model`, in the config's words (for the dashboard's
+// "a request for X would stop Y because ..."); "" when the group rules do not stop it.
+std::string ConflictReason(const Config& config, const std::string& model,
+                           const std::string& other);
+
 // The matrix router's static part: for every model, the models that share no set with it (a
 // model in no set conflicts with every other). Which of the others stop is decided per load.
 std::map<std::string, std::set<std::string>> ComputeMatrixConflicts(const Config& config);

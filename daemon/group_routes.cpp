@@ -2,8 +2,10 @@
 // members: [{id, state}]}; ungrouped models form "(default)"). GET /api/plan?model=: what a request
 // for a model (id or alias) would do now, asked of the Scheduler without changing anything:
 // {model, state, evict: [{model, reason}], matrix, refused}.
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "backends/scheduler_policy.h"
 #include "daemon/ui_routes.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/profiles.h"
@@ -13,19 +15,15 @@ namespace {
 
 using nlohmann::json;
 
-std::string StateOf(const std::vector<ModelSnapshot>& snapshot, const std::string& id) {
-  for (const ModelSnapshot& m : snapshot) {
-    if (m.id == id) return ToString(m.backend.state);
-  }
-  return "stopped";
-}
-
 json GroupsJson(const Config& config, const std::vector<ModelSnapshot>& snapshot) {
+  std::map<std::string, std::string> states;
+  for (const ModelSnapshot& m : snapshot) states[m.id] = ToString(m.backend.state);
   json groups = json::array();
   for (const auto& [name, group] : config.groups) {
     json members = json::array();
     for (const std::string& id : group.members) {
-      members.push_back({{"id", id}, {"state", StateOf(snapshot, id)}});
+      auto state = states.find(id);
+      members.push_back({{"id", id}, {"state", state == states.end() ? "stopped" : state->second}});
     }
     groups.push_back({{"id", name},
                       {"swap", group.swap},
@@ -36,28 +34,13 @@ json GroupsJson(const Config& config, const std::vector<ModelSnapshot>& snapshot
   return groups;
 }
 
-// Why the group rules stop `other` for `model`, in the config's words.
-std::string GroupReason(const Config& config, const std::string& model, const std::string& other) {
-  const std::string& mine = config.models.at(model).group;
-  auto theirs = config.models.find(other);
-  if (theirs == config.models.end()) return "it is no longer in the config";
-  if (theirs->second.group == mine) {
-    return "same group \"" + mine + "\", whose members swap (swap: true)";
-  }
-  if (mine == kDefaultGroup) {
-    return "\"" + model +
-           "\" is in no group, and ungrouped models are exclusive: loading one stops "
-           "the other groups";
-  }
-  return "group \"" + mine + "\" is exclusive: loading a member stops the other groups";
-}
-
 json PlanJson(const Config& config, const std::string& model, const Scheduler::Preview& p) {
   json evict = json::array();
   for (const std::string& other : p.evict) {
     std::string reason = p.by_budget.contains(other) ? "memory budget: " + p.budget_why
                          : !p.matrix.empty()         ? p.matrix
-                                                     : GroupReason(config, model, other);
+                                                     : ConflictReason(config, model, other);
+    if (reason.empty()) reason = "it is no longer in the config";
     evict.push_back({{"model", other}, {"reason", std::move(reason)}});
   }
   return {{"model", model},

@@ -48,6 +48,28 @@ TEST_CASE("conflicts follow DESIGN.md group semantics", "[unit][scheduler]") {
   CHECK(c["tts"].empty());
 }
 
+TEST_CASE("each conflict has its reason in the config's words", "[unit][scheduler]") {
+  const Config config = DayConfig();
+  CHECK(ConflictReason(config, "a", "b") == "both are in no group, and ungrouped models swap");
+  CHECK(ConflictReason(config, "a", "tts") ==
+        "\"a\" is in no group, and ungrouped models are exclusive: loading one stops the other "
+        "groups");
+  CHECK(ConflictReason(config, "coder", "a") ==
+        "group \"duo\" is exclusive: loading a member stops the other groups");
+  CHECK(ConflictReason(config, "emb", "coder") ==
+        "group \"embed\" is exclusive: loading a member stops the other groups");
+  // No conflict, no reason: duo members, a persistent group, a non-exclusive group's outsiders.
+  CHECK(ConflictReason(config, "coder", "helper").empty());
+  CHECK(ConflictReason(config, "a", "emb").empty());
+  CHECK(ConflictReason(config, "tts", "a").empty());
+  CHECK(ConflictReason(config, "a", "gone").empty());
+  // Every conflict ComputeConflicts finds has one.
+  for (const auto& [model, stops] : ComputeConflicts(config)) {
+    for (const std::string& other : stops)
+      CHECK_FALSE(ConflictReason(config, model, other).empty());
+  }
+}
+
 TEST_CASE("a swap issues its stops first and starts only when they completed",
           "[unit][scheduler]") {
   Harness h(DayConfig());
