@@ -214,7 +214,7 @@ TEST_CASE("GET /api/metrics/activity and /stats list the requests as llama-swap 
   CHECK(plain["tokens"]["output_tokens"] == 4);
   CHECK(plain["tokens"]["input_tokens"].get<int>() > 0);
   CHECK(plain["tokens"]["tokens_per_second"].get<double>() > 0);
-  CHECK(plain["has_capture"] == false);
+  CHECK(plain["has_capture"] == true);  // captureBuffer: 5 MB by default
   CHECK_FALSE(plain.contains("error_msg"));
   CHECK(ParseRfc3339(plain["timestamp"].get<std::string>()).has_value());
   CHECK_THAT(page["data"][1]["resp_content_type"].get<std::string>(),
