@@ -199,7 +199,11 @@ TEST_CASE("GET /api/metrics/activity and /stats list the requests as llama-swap 
             .status == 200);
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("act-bad", false), "application/json", 60s)
             .status == 502);
-  REQUIRE(WaitFor([&] { return Activity(url)["total"] == 3; }));
+  // The first row's capture is filed a moment after its row is written.
+  REQUIRE(WaitFor([&] {
+    json rows = Activity(url, "?sort=id&order=asc");
+    return rows["total"] == 3 && rows["data"][0]["has_capture"] == true;
+  }));
 
   json page = Activity(url, "?sort=id&order=asc");
   CHECK(page["page"] == 1);

@@ -2,10 +2,13 @@
 // headers, media routes, failed answers, a stream past the limit), the CaptureStore's bound
 // (oldest out first, oversize refused, a shrinking reload); then the real swapd with fake
 // backends: GET /api/captures/{id} of a chat request and of a streamed one, has_capture on the
-// activity rows, captureBuffer: 0, a 1 MB buffer evicting old captures, unknown ids, apiKeys.
+// activity rows, captureBuffer: 0, a 1 MB buffer evicting old captures, unknown ids, apiKeys, a
+// reload that turns captures off and on again.
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/base64.h"
@@ -145,6 +148,10 @@ TEST_CASE("captureBuffer in bytes", "[unit][captures]") {
 
 // --- The real swapd ---
 
+// The rows' captures are filed a moment after the rows are written (their ids come from the
+// write), before the `activity` event: tests wait for has_capture, not for the row alone.
+bool Captured(const json& row) { return row.value("has_capture", false); }
+
 json Rows(const std::string& url) {
   HttpReply reply = HttpGet(url, "/api/metrics/activity?sort=id&order=asc&limit=100");
   REQUIRE(reply.status == 200);
@@ -166,10 +173,11 @@ TEST_CASE("GET /api/captures/{id}: a chat request and a streamed one, as llama-s
   StreamedReply streamed = StreamPost(url, "/v1/chat/completions", ChatBody("cap-m", true, 4),
                                       nullptr, {{"X-Session-ID", "sess-9"}});
   REQUIRE(streamed.status == 200);
-  REQUIRE(WaitFor([&] { return Rows(url).size() == 2; }, 30s));
+  REQUIRE(WaitFor([&] {
+    const json rows = Rows(url);
+    return rows.size() == 2 && Captured(rows[0]) && Captured(rows[1]);
+  }));
   const json rows = Rows(url);
-  CHECK(rows[0]["has_capture"] == true);
-  CHECK(rows[1]["has_capture"] == true);
 
   HttpReply first = HttpGet(url, "/api/captures/" + std::to_string(rows[0]["id"].get<int>()));
   REQUIRE(first.status == 200);
@@ -221,7 +229,7 @@ TEST_CASE("Captures under apiKeys: the key is redacted, and the route wants a ke
     auto page = client.Get("/api/metrics/activity");
     if (!page || page->status != 200) return false;
     rows = json::parse(page->body)["data"];
-    return rows.size() == 1;
+    return rows.size() == 1 && Captured(rows[0]);
   }));
   const std::string path = "/api/captures/" + std::to_string(rows[0]["id"].get<int>());
   auto capture = client.Get(path);
@@ -262,7 +270,10 @@ TEST_CASE("A 1 MB buffer drops the oldest captures; a refused request keeps its 
     REQUIRE(HttpPost(url, "/v1/chat/completions", ChatBody("cap-tiny", false, 2, prompt),
                      "application/json", 60s)
                 .status == 200);
-    REQUIRE(WaitFor([&] { return Rows(url).size() == static_cast<size_t>(i + 1); }));
+    REQUIRE(WaitFor([&] {
+      const json rows = Rows(url);
+      return rows.size() == static_cast<size_t>(i + 1) && Captured(rows[i]);
+    }));
   }
   json rows = Rows(url);
   CHECK(rows[0]["has_capture"] == false);
@@ -274,9 +285,11 @@ TEST_CASE("A 1 MB buffer drops the oldest captures; a refused request keeps its 
   // A backend that fails to start: the request is kept, the answer's body is not.
   const std::string dead_body = ChatBody("cap-dead", false);
   REQUIRE(HttpPost(url, "/v1/chat/completions", dead_body, "application/json", 60s).status == 502);
-  REQUIRE(WaitFor([&] { return Rows(url).size() == 4; }));
+  REQUIRE(WaitFor([&] {
+    const json now = Rows(url);
+    return now.size() == 4 && Captured(now[3]);
+  }));
   rows = Rows(url);
-  CHECK(rows[3]["has_capture"] == true);
   HttpReply failed = HttpGet(url, "/api/captures/" + std::to_string(rows[3]["id"].get<int>()));
   REQUIRE(failed.status == 200);
   const json f = json::parse(failed.body);
@@ -284,6 +297,49 @@ TEST_CASE("A 1 MB buffer drops the oldest captures; a refused request keeps its 
   CHECK(f["resp_body"].is_null());
   CHECK_THAT(f["resp_headers"]["Content-Type"].get<std::string>(),
              Catch::StartsWith("application/json"));
+}
+
+// Replaces the config file the way editors do: a new file renamed over the old one.
+void RewriteConfig(const SwapdInstance& swapd, const std::string& yaml) {
+  const std::string tmp = swapd.dir + "/.config.yaml.new";
+  {
+    std::ofstream out(tmp);
+    out << yaml;
+  }
+  REQUIRE(std::rename(tmp.c_str(), swapd.config_path.c_str()) == 0);
+}
+
+TEST_CASE("A reload applies captureBuffer: 0 drops the captures, a size keeps them again",
+          "[integration][captures]") {
+  const std::string models = "models:\n" + FakeModelYaml("cap-rl", FreeLoopbackPort());
+  auto swapd = StartSwapd(models);
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  // One more request; waits for its row, with its capture when `captured`.
+  auto chat = [&](size_t rows, bool captured) {
+    REQUIRE(
+        HttpPost(url, "/v1/chat/completions", ChatBody("cap-rl", false), "application/json", 60s)
+            .status == 200);
+    REQUIRE(WaitFor([&] {
+      const json now = Rows(url);
+      return now.size() == rows && (!captured || Captured(now[rows - 1]));
+    }));
+  };
+  chat(1, true);
+
+  RewriteConfig(swapd.value(), "captureBuffer: 0\n" + models);
+  REQUIRE(HttpPost(url, "/api/config/reload", "").status == 200);
+  CHECK(Rows(url)[0]["has_capture"] == false);
+  CHECK(HttpGet(url, "/api/captures/" + std::to_string(Rows(url)[0]["id"].get<int>())).status ==
+        404);
+  chat(2, false);
+  CHECK(Rows(url)[1]["has_capture"] == false);
+
+  RewriteConfig(swapd.value(), "captureBuffer: 1\n" + models);
+  REQUIRE(HttpPost(url, "/api/config/reload", "").status == 200);
+  chat(3, true);
+  CHECK(Rows(url)[0]["has_capture"] == false);  // dropped by the reload to 0
 }
 
 }  // namespace
