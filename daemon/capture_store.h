@@ -6,7 +6,8 @@
 // How a capture gets its row's id: the proxy's record carries the capture (ProxyRecord::capture)
 // to ActivityLog::Record, which queues it beside the row; the log's writer thread learns the row's
 // id from the insert and adds the capture here under it, before the /api/events `activity` event
-// of that row goes out. The request itself never waits for any of it.
+// of that row goes out (GET /api/metrics/activity may list the row a moment before: has_capture
+// false until then). The request itself never waits for any of it.
 //
 // Thread safe.
 #pragma once

@@ -6,12 +6,14 @@
 // reload that turns captures off and on again.
 #include <httplib.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/base64.h"
+#include "daemon/activity_log.h"
 #include "daemon/capture_store.h"
 #include "frontdoor/request_capture.h"
 #include "tests/support/http_wait.h"
@@ -138,6 +140,34 @@ TEST_CASE("CaptureStore: bounded bytes, oldest out first, oversize refused, shri
   CHECK(store.size() == 0);
   CHECK(store.bytes() == 0);
   CHECK_FALSE(store.Add(5, a));
+}
+
+TEST_CASE("ActivityLog files each capture under its row's id, before telling of the row",
+          "[unit][captures]") {
+  CaptureStore captures(size_t{1} << 20);
+  auto store = ActivityStore::Open(":memory:");
+  REQUIRE(store.ok());
+  std::atomic<bool> held_when_told{true};
+  ActivityLog log(
+      std::move(store).value(),
+      [&](int64_t id) {
+        // Every capture of the rows written so far (the odd ids, see below) is held by now.
+        for (int64_t row = 1; row <= id; row += 2) {
+          if (!captures.Has(row)) held_when_told = false;
+        }
+      },
+      &captures);
+  ActivityEntry entry;
+  entry.model = "m";
+  entry.status = 200;
+  for (int i = 0; i < 20; ++i) log.Record(entry, i % 2 == 0 ? CaptureOf(10 + i) : nullptr);
+  log.Flush();
+  CHECK(held_when_told);
+  for (int64_t id = 1; id <= 20; ++id) {
+    INFO(id);
+    CHECK(captures.Has(id) == (id % 2 == 1));  // the 1st, 3rd, ... request had one
+  }
+  CHECK(captures.Find(3)->req_body->size() == 12);
 }
 
 TEST_CASE("captureBuffer in bytes", "[unit][captures]") {
