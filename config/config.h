@@ -245,6 +245,9 @@ struct Config {
   // `store.path`: the SQLite database of swapd's history (measured footprints). Absolute, defaulted
   // from the environment (see config/store_settings.h); empty with `path: none` (no history).
   std::string store_path;
+  // `captureBuffer`: MB of memory for the request/response captures of recent requests
+  // (GET /api/captures/{id}); 0 = no captures. llama-swap's default, 5 (its example file says 10).
+  int64_t capture_buffer_mb = 5;
 
   std::map<std::string, ModelConfig> models;  // by id, sorted
   std::map<std::string, GroupConfig> groups;  // by name; has kDefaultGroup iff a model is ungrouped

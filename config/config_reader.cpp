@@ -155,6 +155,15 @@ class ConfigReader {
           c.unload_timeout = std::chrono::seconds(*v == 0 ? 10 : *v);  // 0 = the default
         }
       }
+    } else if (key == "captureBuffer") {
+      if (auto v = fields_.Int(e, "")) {
+        if (*v < 0) {
+          sink_.Error(e.value->pos, "captureBuffer: must be >= 0 (MB; 0 = no captures), got " +
+                                        std::to_string(*v));
+        } else {
+          c.capture_buffer_mb = *v;
+        }
+      }
     } else if (key == "sendLoadingState") {
       if (auto v = fields_.Bool(e, "")) c.send_loading_state = *v;
     } else if (key == "ownedBy") {

@@ -10,7 +10,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 25> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 26> kTopSupported = {"healthCheckTimeout",
+                                             "captureBuffer",
                                              "ui",
                                              "store",
                                              "memory",
@@ -35,9 +36,8 @@ constexpr std::array<K, 25> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 7> kTopUnsupported = {
-    "logRequests", "logTimeFormat", "metricsMaxInMemory", "captureBuffer", "performance",
-    "upstream",    "security"};
+constexpr std::array<K, 6> kTopUnsupported = {"logRequests", "logTimeFormat", "metricsMaxInMemory",
+                                              "performance", "upstream",      "security"};
 
 constexpr std::array<K, 25> kModelSupported = {"cmd",
                                                "sendLoadingState",

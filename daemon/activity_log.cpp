@@ -60,8 +60,8 @@ std::string ActivityMetricsText(const ActivityLog& log) {
 }
 
 ActivityLog::ActivityLog(std::unique_ptr<ActivityStore> store,
-                         std::function<void(int64_t id)> on_recorded)
-    : store_(std::move(store)), on_recorded_(std::move(on_recorded)) {
+                         std::function<void(int64_t id)> on_recorded, CaptureStore* captures)
+    : store_(std::move(store)), on_recorded_(std::move(on_recorded)), captures_(captures) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -74,7 +74,7 @@ ActivityLog::~ActivityLog() {
   thread_.join();
 }
 
-void ActivityLog::Record(ActivityEntry entry) {
+void ActivityLog::Record(ActivityEntry entry, std::shared_ptr<const RequestCapture> capture) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= kQueue) {
@@ -82,6 +82,17 @@ void ActivityLog::Record(ActivityEntry entry) {
       return;
     }
     queue_.push_back(std::move(entry));
+    // While the writer is behind (a slow disk), the captures waiting for their ids are bounded
+    // by the buffer too: beyond it they would only push one another out.
+    if (capture && captures_) {
+      const size_t bytes = capture->Bytes();
+      if (queued_capture_bytes_ + bytes <= captures_->capacity()) {
+        queued_capture_bytes_ += bytes;
+      } else {
+        capture = nullptr;
+      }
+    }
+    queued_captures_.push_back(captures_ ? std::move(capture) : nullptr);
     ++queued_;
   }
   wake_.notify_one();
@@ -112,6 +123,9 @@ void ActivityLog::Loop() {
     if (queue_.empty()) break;  // stopping, and everything written
     std::vector<ActivityEntry> batch;
     batch.swap(queue_);
+    std::vector<std::shared_ptr<const RequestCapture>> captures;
+    captures.swap(queued_captures_);
+    queued_capture_bytes_ = 0;
     lock.unlock();
     Result<std::vector<int64_t>> ids = store_->Insert(batch);
     Status pruned = Status::Ok();
@@ -123,6 +137,12 @@ void ActivityLog::Loop() {
     if (!failure.ok() && std::chrono::steady_clock::now() - warned_at >= kWarnEvery) {
       warned_at = std::chrono::steady_clock::now();
       spdlog::warn("{} (requests are served; the activity history misses them)", failure.message());
+    }
+    // Before the event: a reader that fetches the rows on it sees their has_capture.
+    if (ids.ok() && captures_ && ids.value().size() == captures.size()) {
+      for (size_t i = 0; i < captures.size(); ++i) {
+        if (captures[i]) captures_->Add(ids.value()[i], std::move(captures[i]));
+      }
     }
     // One event per batch, the newest row's id: a reader refetches the history on it, and a
     // busy server's batches hold hundreds of rows (an event each would cost every reader a wake).

@@ -4,7 +4,8 @@
 // newest kMaxRows rows, and tells `on_recorded` the newest row's id of each transaction (the
 // /api/events `activity` event: rows written together are told once). A write that fails (disk
 // full, a locked or broken database) is logged at most once a minute and counted; the requests were
-// served all the same.
+// served all the same. A request's capture (ProxyRecord::capture) goes into the CaptureStore under
+// its row's id once the row is written (see daemon/capture_store.h).
 #pragma once
 
 #include <condition_variable>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "daemon/activity_store.h"
+#include "daemon/capture_store.h"
 #include "frontdoor/upstream_proxy.h"
 
 namespace swapd {
@@ -37,12 +39,14 @@ class ActivityLog {
   static constexpr size_t kQueue = 10000;
   static constexpr int64_t kMaxRows = 100000;
 
-  ActivityLog(std::unique_ptr<ActivityStore> store, std::function<void(int64_t id)> on_recorded);
+  // `captures` (may be null: none are kept) must outlive the log.
+  ActivityLog(std::unique_ptr<ActivityStore> store, std::function<void(int64_t id)> on_recorded,
+              CaptureStore* captures = nullptr);
   ~ActivityLog();  // writes what is queued, then stops
   ActivityLog(const ActivityLog&) = delete;
   ActivityLog& operator=(const ActivityLog&) = delete;
 
-  void Record(ActivityEntry entry);
+  void Record(ActivityEntry entry, std::shared_ptr<const RequestCapture> capture = nullptr);
   // Blocks until every entry recorded before the call was written (or failed to be).
   void Flush();
 
@@ -56,15 +60,19 @@ class ActivityLog {
 
   const std::unique_ptr<ActivityStore> store_;
   const std::function<void(int64_t)> on_recorded_;
+  CaptureStore* const captures_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable written_;
   std::vector<ActivityEntry> queue_;  // Guarded by mu_
-  uint64_t queued_ = 0;               // Guarded by mu_; ever queued
-  uint64_t done_ = 0;                 // Guarded by mu_; of those, written or failed
-  uint64_t dropped_ = 0;              // Guarded by mu_
-  uint64_t failed_ = 0;               // Guarded by mu_; entries whose write failed
-  bool stop_ = false;                 // Guarded by mu_
+  // Guarded by mu_; beside queue_, one each (null: no capture).
+  std::vector<std::shared_ptr<const RequestCapture>> queued_captures_;
+  size_t queued_capture_bytes_ = 0;  // Guarded by mu_; of those captures
+  uint64_t queued_ = 0;              // Guarded by mu_; ever queued
+  uint64_t done_ = 0;                // Guarded by mu_; of those, written or failed
+  uint64_t dropped_ = 0;             // Guarded by mu_
+  uint64_t failed_ = 0;              // Guarded by mu_; entries whose write failed
+  bool stop_ = false;                // Guarded by mu_
   std::thread thread_;
 };
 

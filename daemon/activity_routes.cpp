@@ -1,10 +1,12 @@
 // GET /api/metrics/activity and GET /api/metrics/stats, as llama-swap answers them: the request
-// history from the ActivityStore, filtered, sorted and paged; totals and speed histograms.
+// history from the ActivityStore, filtered, sorted and paged (has_capture from the CaptureStore);
+// totals and speed histograms.
 #include <cctype>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "daemon/activity_log.h"
+#include "daemon/capture_store.h"
 #include "daemon/service_routes.h"
 #include "daemon/time_text.h"
 #include "frontdoor/error_response.h"
@@ -14,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-json EntryJson(const ActivityEntry& e) {
+json EntryJson(const ActivityEntry& e, bool has_capture) {
   json row = {{"id", e.id},
               {"timestamp", Rfc3339(e.timestamp)},
               {"model", e.model},
@@ -30,7 +32,7 @@ json EntryJson(const ActivityEntry& e) {
                 {"prompt_per_second", e.tokens.prompt_per_second},
                 {"tokens_per_second", e.tokens.tokens_per_second}}},
               {"duration_ms", e.duration_ms},
-              {"has_capture", false}};
+              {"has_capture", has_capture}};
   if (!e.error.empty()) row["error_msg"] = e.error;
   if (!e.metadata.empty()) row["metadata"] = e.metadata;
   return row;
@@ -124,24 +126,27 @@ Result<ActivityQuery> QueryOf(const HttpRequest& req) {
 
 }  // namespace
 
-void AddActivityRoutes(FrontDoor& door, ActivityLog& activity) {
-  door.AddRoute("GET", "/api/metrics/activity",
-                [&activity](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
-                  Result<ActivityQuery> query = QueryOf(req);
-                  if (!query.ok()) return SetErrorResponse(res, query.status());
-                  ctx.WillBlock();  // a query of the database
-                  Result<ActivityPage> page = activity.store().List(query.value());
-                  if (!page.ok()) return SetErrorResponse(res, page.status());
-                  json data = json::array();
-                  for (const ActivityEntry& e : page.value().data) data.push_back(EntryJson(e));
-                  res.SetBody(json{{"data", data},
-                                   {"page", page.value().page},
-                                   {"limit", page.value().limit},
-                                   {"total", page.value().total},
-                                   {"total_pages", page.value().total_pages}}
-                                  .dump(-1, ' ', false, json::error_handler_t::replace),
-                              "application/json");
-                });
+void AddActivityRoutes(FrontDoor& door, ActivityLog& activity, const CaptureStore& captures) {
+  door.AddRoute(
+      "GET", "/api/metrics/activity",
+      [&activity, &captures](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+        Result<ActivityQuery> query = QueryOf(req);
+        if (!query.ok()) return SetErrorResponse(res, query.status());
+        ctx.WillBlock();  // a query of the database
+        Result<ActivityPage> page = activity.store().List(query.value());
+        if (!page.ok()) return SetErrorResponse(res, page.status());
+        json data = json::array();
+        for (const ActivityEntry& e : page.value().data) {
+          data.push_back(EntryJson(e, captures.Has(e.id)));
+        }
+        res.SetBody(json{{"data", data},
+                         {"page", page.value().page},
+                         {"limit", page.value().limit},
+                         {"total", page.value().total},
+                         {"total_pages", page.value().total_pages}}
+                        .dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
+      });
   door.AddRoute("GET", "/api/metrics/stats",
                 [&activity](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
                   ctx.WillBlock();

@@ -130,18 +130,23 @@ int App::Run() {
   // The request history (GET /api/metrics/activity); written after the server stopped.
   std::unique_ptr<ActivityStore> activity_store = OpenActivityStore(config->store_path);
   if (!activity_store) return 1;
-  ActivityLog activity(std::move(activity_store), [events](int64_t id) {
-    events->Publish("activity", {{"id", id}});
-  });
+  // Recent requests' captures (GET /api/captures/{id}), filed under their rows' ids by the log.
+  CaptureStore captures(CaptureBufferBytes(config->capture_buffer_mb));
+  ActivityLog activity(
+      std::move(activity_store),
+      [events](int64_t id) {
+        events->Publish("activity", {{"id", id}});
+      },
+      &captures);
   FrontDoorEvents server_events;
   server_events.on_proxied = [&metrics, &memory, &activity](const ProxyRecord& record) {
     metrics.RecordRequest(record);
-    activity.Record(ActivityEntryOf(record));
+    activity.Record(ActivityEntryOf(record), record.capture);
     memory.SampleSoon();  // a request may have grown the model's KV cache
   };
   server_events.on_refused = [&metrics, &activity](const ProxyRecord& record) {
     metrics.CountRequest(record.model_id, record.route, record.status);
-    activity.Record(ActivityEntryOf(record));
+    activity.Record(ActivityEntryOf(record), record.capture);
   };
   FrontDoor server(config, router, server_events, server_settings);
   // The /api/events feed watches the Router and the profile; stops before the Router.
@@ -152,6 +157,7 @@ int App::Run() {
     slot_store->Configure(SlotStore::Settings::From(*next));
     ConfigDiff diff = router.Reconfigure(next);
     memory.SetConfig(next);
+    captures.SetCapacity(CaptureBufferBytes(next->capture_buffer_mb));
     if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(next->log_level));
     server.SetConfig(std::move(next));
     return diff;
@@ -171,7 +177,8 @@ int App::Run() {
       [&] { return reload("POST /api/config/reload"); });
   AddLogRoutes(server, log_hub);
   AddEventRoutes(server, events, log_hub, log_events);
-  AddActivityRoutes(server, activity);
+  AddActivityRoutes(server, activity, captures);
+  AddCaptureRoutes(server, captures);
   AddMemoryRoutes(server, memory);
   AddUiRoutes(server);
   AddGroupRoutes(server, router);

@@ -2,7 +2,7 @@
 // GET /api/models (every model's state, counters, memory and last log lines; the budgets),
 // GET /api/version, POST /api/config/reload, GET /api/memory/history,
 // the log routes GET /logs, GET /logs/stream and GET /logs/stream/{model}, GET /api/events, and
-// the request history GET /api/metrics/activity and /api/metrics/stats.
+// the request history GET /api/metrics/activity and /api/metrics/stats, GET /api/captures/{id}.
 // The handlers run on the front door's threads; what they use must outlive the FrontDoor.
 #pragma once
 
@@ -16,6 +16,7 @@
 namespace swapd {
 
 class ActivityLog;
+class CaptureStore;
 class EventHub;
 class FootprintMonitor;
 class LogEvents;
@@ -45,7 +46,12 @@ void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory);
 
 // Adds GET /api/metrics/activity (the request history: ?model= (repeatable), start, end
 // (RFC 3339), min_id, max_id, limit (1-999, 25), page, sort, order, as llama-swap) and
-// GET /api/metrics/stats (?model=: totals and speed histograms), read from `activity`.
-void AddActivityRoutes(FrontDoor& door, ActivityLog& activity);
+// GET /api/metrics/stats (?model=: totals and speed histograms), read from `activity`; a row's
+// has_capture says whether `captures` still holds its capture.
+void AddActivityRoutes(FrontDoor& door, ActivityLog& activity, const CaptureStore& captures);
+
+// Adds GET /api/captures/{id}: the capture of activity row `id` as llama-swap answers it ({id,
+// req_path, req_headers, req_body, resp_headers, resp_body}, bodies in base64); 404 once dropped.
+void AddCaptureRoutes(FrontDoor& door, const CaptureStore& captures);
 
 }  // namespace swapd

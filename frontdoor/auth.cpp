@@ -27,32 +27,6 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-std::string DecodeBase64(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  std::string out;
-  unsigned int buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v = value(c);
-    if (v < 0) return {};
-    buffer = (buffer << 6) | static_cast<unsigned int>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  return out;
-}
-
 bool IsAuthorized(const std::vector<std::string>& keys, std::string_view authorization,
                   std::string_view x_api_key) {
   if (keys.empty()) return true;

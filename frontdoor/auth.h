@@ -8,12 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/base64.h"  // DecodeBase64 (Basic credentials)
+
 namespace swapd {
 
 bool IsAuthorized(const std::vector<std::string>& keys, std::string_view authorization,
                   std::string_view x_api_key);
-
-// Exposed for tests: standard base64 (padding optional). Empty on invalid input.
-std::string DecodeBase64(std::string_view text);
 
 }  // namespace swapd

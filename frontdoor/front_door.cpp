@@ -310,6 +310,11 @@ void FrontDoor::Refused(const std::string& model, const std::string& route, cons
   record.error = std::move(error);
   record.client_gone = res.status == kClientClosedRequest;
   record.duration = Clock::now() - arrived;
+  // llama-swap keeps a failed request's capture without its answer.
+  CaptureBuilder capture(CaptureBufferBytes(config()->capture_buffer_mb), req.path, &req.headers,
+                         req.body);
+  capture.SetResponseHeaders(res.headers, "");
+  record.capture = capture.Finish(res.status);
   events_.on_refused(record);
 }
 
@@ -386,7 +391,7 @@ void FrontDoor::HandleCancel(const std::string& id, HttpResponse& res) {
 
 ProxyRequest FrontDoor::ProxyRequestOf(const HttpRequest& req, std::string_view target,
                                        std::string_view body, const std::string& route,
-                                       std::shared_ptr<InflightRequest> inflight) {
+                                       std::shared_ptr<InflightRequest> inflight) const {
   ProxyRequest request;
   request.inflight = std::move(inflight);
   request.method = req.method;
@@ -395,6 +400,8 @@ ProxyRequest FrontDoor::ProxyRequestOf(const HttpRequest& req, std::string_view 
   request.body = body;
   request.route = route;  // counted with the record of the exchange
   request.path = req.path;
+  request.client_body = req.body;
+  request.capture_limit = CaptureBufferBytes(config()->capture_buffer_mb);
   return request;
 }
 

@@ -144,9 +144,10 @@ class FrontDoor {
   // (40%)"), from the Router's view.
   std::string LoadingLine(const std::string& model);
   // What the proxy is asked to send: `req` with `target` and `body` (which must outlive it).
-  static ProxyRequest ProxyRequestOf(const HttpRequest& req, std::string_view target,
-                                     std::string_view body, const std::string& route,
-                                     std::shared_ptr<InflightRequest> inflight);
+  // With the capture limit of the configuration now.
+  ProxyRequest ProxyRequestOf(const HttpRequest& req, std::string_view target,
+                              std::string_view body, const std::string& route,
+                              std::shared_ptr<InflightRequest> inflight) const;
   // Where a request for a local model goes once `lease` is held.
   UpstreamTarget LocalUpstream(const TimeoutsConfig& timeouts, Lease lease) const;
   // Tells on_refused of a request `res` answered without a backend, after waiting since

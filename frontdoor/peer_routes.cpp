@@ -60,6 +60,8 @@ void FrontDoor::DispatchToPeer(const Config& config, const PeerModelRef& ref,
   request.body = body;
   request.route = route;
   request.path = req.path;
+  request.client_body = req.body;
+  request.capture_limit = CaptureBufferBytes(config.capture_buffer_mb);
   UpstreamTarget upstream;
   upstream.id = id;
   upstream.peer = peer.id;

@@ -25,6 +25,10 @@ struct ProxyRequest {
   std::string_view body;
   std::string_view route;  // for the request counters (ProxyRecord::route)
   std::string_view path;   // the client's path (ProxyRecord::path)
+  // The body as the client sent it (`body` may be filtered), for the capture.
+  std::string_view client_body;
+  // captureBuffer in bytes: the largest capture of the exchange (ProxyRecord::capture); 0: none.
+  size_t capture_limit = 0;
   // Its entry among the requests in flight (null for a request llama-swap does not track): told
   // of the answer's headers and bytes, and of the socket a cancel shuts down.
   std::shared_ptr<InflightRequest> inflight;

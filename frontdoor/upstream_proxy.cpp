@@ -43,12 +43,14 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   Clock::time_point start_time = Clock::now();
   // The request's in-flight entry (null when untracked); held until the exchange ends.
   std::shared_ptr<InflightRequest> inflight;
+  CaptureBuilder capture;  // a no-op unless captures are on
 
   Exchange(UpstreamProxy* p, UpstreamTarget t, const ProxyRequest& request)
       : proxy(p),
         target(std::move(t)),
         head_request(request.method == "HEAD"),
-        inflight(request.inflight) {
+        inflight(request.inflight),
+        capture(request.capture_limit, request.path, request.headers, request.client_body) {
     record.model_id = target.id;
     record.peer = target.peer;
     record.route = request.route;
@@ -59,6 +61,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     Done();
     record.usage = scanner.Finish();
     record.duration = Clock::now() - start_time;
+    record.capture = capture.Finish(record.status);
     if (proxy->on_record_) proxy->on_record_(record);
   }
 
@@ -162,6 +165,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
                         start.content_length <= kMaxBufferedBody);
     if (!whole) {
       StreamAnswer(res);
+      capture.SetResponseHeaders(res.headers, head.content_type);
       return {};
     }
     body.reserve(static_cast<size_t>(start.content_length));
@@ -196,6 +200,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     if (head_request && start.has_length) {
       res.headers.Set("Content-Length", std::to_string(start.content_length));
     }
+    capture.SetResponseHeaders(res.headers, head.content_type);
     return {};
   }
 
@@ -241,7 +246,9 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     if (!Read(piece, done, failure, ctx)) {
       finished = true;
       if (!head.sse || record.client_gone) return false;  // the transfer breaks off
-      out.Write(ErrorEvent(failure));
+      const std::string event = ErrorEvent(failure);
+      capture.AddResponseBytes(event);
+      out.Write(event);
       out.End();
       return true;
     }
@@ -267,6 +274,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
       record.bytes += piece.size();
       if (inflight) inflight->AddResponseBytes(piece.size());
       scanner.Feed(piece);
+      capture.AddResponseBytes(piece);
       return true;
     }
     if (would_block != nullptr && *would_block) return false;
@@ -319,6 +327,7 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   DeferredStep AnswerError(HttpResponse& res, const Status& error) {
     res.headers.Clear();
     SetErrorResponse(res, error);
+    capture.SetResponseHeaders(res.headers, "");
     record.status = res.status;
     record.error = error.message();
     record.content_type = std::string(res.headers.Get("Content-Type"));

@@ -18,6 +18,7 @@
 #include "backends/router.h"
 #include "config/config.h"
 #include "frontdoor/proxy_message.h"
+#include "frontdoor/request_capture.h"
 #include "frontdoor/usage_scanner.h"
 #include "http/message.h"
 #include "http/request_context.h"
@@ -57,6 +58,8 @@ struct ProxyRecord {
   std::chrono::steady_clock::duration duration{};
   uint64_t bytes = 0;
   Usage usage;
+  // The request and its answer, when captures are on and it fit in the buffer; null otherwise.
+  std::shared_ptr<const RequestCapture> capture;
 };
 
 class UpstreamProxy {

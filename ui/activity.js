@@ -1,6 +1,8 @@
 // Activity page: totals and speed histograms (/api/metrics/stats), the request history
-// (/api/metrics/activity: sortable, paged, by model) and the requests in flight (inflight events).
+// (/api/metrics/activity: sortable, paged, by model; a row's capture in a dialog) and the requests
+// in flight (inflight events).
 import { $, el, state, api, toast, bytes, fixed, seconds } from './core.js';
+import { openCapture, wireCapture } from './capture.js';
 
 const activityView = { page: 1, sort: 'id', order: 'desc', totalPages: 1 };
 
@@ -36,8 +38,11 @@ function renderActivity(rows) {
     el('td', { class: 'num' }, String(r.tokens.output_tokens)),
     el('td', { class: 'num' }, fixed(r.tokens.prompt_per_second)),
     el('td', { class: 'num' }, fixed(r.tokens.tokens_per_second)),
-    el('td', { class: 'num' }, seconds(r.duration_ms)))));
-  if (rows.data.length === 0) body.append(el('tr', { class: 'empty' }, el('td', { colspan: 11 }, 'no requests yet')));
+    el('td', { class: 'num' }, seconds(r.duration_ms)),
+    el('td', {}, r.has_capture
+      ? el('button', { type: 'button', class: 'capture', onclick: () => openCapture(r.id) }, 'capture')
+      : ''))));
+  if (rows.data.length === 0) body.append(el('tr', { class: 'empty' }, el('td', { colspan: 12 }, 'no requests yet')));
   $('#activity-page').textContent = `page ${rows.page} of ${activityView.totalPages} (${rows.total} requests)`;
   $('#activity-prev').disabled = activityView.page <= 1;
   $('#activity-next').disabled = activityView.page >= activityView.totalPages;
@@ -119,6 +124,7 @@ async function cancelRequest(id) {
 }
 
 export function wireActivity() {
+  wireCapture();
   $('#activity-model').addEventListener('change', () => { activityView.page = 1; loadActivity(); });
   $('#activity-prev').addEventListener('click', () => { activityView.page--; loadActivity(); });
   $('#activity-next').addEventListener('click', () => { activityView.page++; loadActivity(); });

@@ -2,7 +2,7 @@
 // the real swapd with fake backends on loopback (ephemeral ports). It loads a model from the
 // Models page and watches it go starting -> ready live, chats in the Playground and sees the tokens
 // stream, finds the request in Activity, sees log lines arrive, asks the Groups page what a request
-// would stop, and fails on any console error. Screenshots go to $SCREENSHOT_DIR when set.
+// would stop, opens a request's capture from Activity, and fails on any console error. Screenshots go to $SCREENSHOT_DIR when set.
 //
 //   node tests/browser/dashboard.test.mjs --swapd build/bin/swapd --fake build/bin/fake-llama-server
 import { spawn } from 'node:child_process';
@@ -195,6 +195,35 @@ try {
     if (!text.includes('cancelled')) throw new Error(`the stream ended without the cancel: ${text.slice(-300)}`);
     if (Date.now() - started > 15_000) throw new Error('the stream ran on after the cancel');
     await waitFor('the row to go', async () => (await page.$(row)) === null);
+  });
+
+  await step('Activity: the capture of a chat request shows its request body and its answer', async () => {
+    await page.click('nav a[data-page="activity"]');
+    const prompt = 'What does a capture hold?';
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer not-a-real-key' },
+      body: JSON.stringify({ model: 'helper', max_tokens: 6, messages: [{ role: 'user', content: prompt }] }),
+    });
+    const answer = (await res.json()).choices[0].message.content;
+    let id;
+    await waitFor('the request in the history', async () => {
+      const newest = await (await fetch(`${base}/api/metrics/activity?limit=1`)).json();
+      id = newest.data[0].id;
+      return newest.data[0].model === 'helper' && newest.data[0].has_capture;
+    });
+    const button = `#activity-table tbody tr[data-id="${id}"] button.capture`;
+    await page.waitForSelector(button);
+    await page.click(button);
+    await page.waitForSelector('#capture-dialog[open]');
+    const part = (name) => page.textContent(`#capture-dialog pre[data-part="${name}"]`);
+    await waitFor('the capture of that request', async () => (await part('request-body')).includes(prompt));
+    if (!(await part('response-body')).includes(JSON.stringify(answer))) throw new Error(`response: ${await part('response-body')}`);
+    if (!(await part('request-headers')).includes('Authorization: [REDACTED]')) throw new Error(`headers: ${await part('request-headers')}`);
+    if ((await page.textContent('#capture-dialog')).includes('not-a-real-key')) throw new Error('the API key is shown');
+    await shot('capture');
+    await page.click('#capture-close');
+    await page.waitForSelector('#capture-dialog:not([open])', { state: 'attached' });
   });
 
   await step('no console errors', async () => {

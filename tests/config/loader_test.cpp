@@ -29,6 +29,7 @@ TEST_CASE("A minimal config gets llama-swap's defaults", "[unit][config]") {
   CHECK(c.api_keys.empty());
   CHECK_FALSE(c.send_loading_state);
   CHECK_FALSE(c.include_aliases_in_list);
+  CHECK(c.capture_buffer_mb == 5);
   const ModelConfig& m = Model(r, "m");
   CHECK(m.id == "m");
   CHECK(m.pos.ToString() == "config.yaml:2:3");
@@ -223,6 +224,27 @@ models:
   // A model's sendLoadingState is read (it overrides the top-level one).
   CHECK(Model(r, "a").send_loading_state == true);
   CHECK(Model(r, "b").send_loading_state == false);
+}
+
+TEST_CASE("captureBuffer is MB of captures; 0 turns them off; negative is an error",
+          "[unit][config]") {
+  const std::string models = "models:\n  m:\n    cmd: srv --port ${PORT}\n";
+  auto ten = Parse("captureBuffer: 10\n" + models, {}, true);
+  INFO(ten.ErrorText());
+  REQUIRE(ten.ok());
+  CHECK(ten.diagnostics.empty());  // no longer "not supported yet"
+  CHECK(ten.config->capture_buffer_mb == 10);
+  auto off = Parse("captureBuffer: 0\n" + models);
+  REQUIRE(off.ok());
+  CHECK(off.config->capture_buffer_mb == 0);
+  auto negative = Parse("captureBuffer: -1\n" + models);
+  REQUIRE_FALSE(negative.ok());
+  const Diagnostic* error = FindDiag(negative, "captureBuffer: must be >= 0");
+  REQUIRE(error);
+  CHECK(error->pos.ToString() == "config.yaml:1:16");
+  auto text = Parse("captureBuffer: lots\n" + models);
+  REQUIRE_FALSE(text.ok());
+  CHECK(FindDiag(text, "captureBuffer")->pos.ToString() == "config.yaml:1:16");
 }
 
 TEST_CASE("Booleans follow Go's yaml.v3", "[unit][config]") {

@@ -199,7 +199,11 @@ TEST_CASE("GET /api/metrics/activity and /stats list the requests as llama-swap 
             .status == 200);
   CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("act-bad", false), "application/json", 60s)
             .status == 502);
-  REQUIRE(WaitFor([&] { return Activity(url)["total"] == 3; }));
+  // The first row's capture is filed a moment after its row is written.
+  REQUIRE(WaitFor([&] {
+    json rows = Activity(url, "?sort=id&order=asc");
+    return rows["total"] == 3 && rows["data"][0]["has_capture"] == true;
+  }));
 
   json page = Activity(url, "?sort=id&order=asc");
   CHECK(page["page"] == 1);
@@ -214,7 +218,7 @@ TEST_CASE("GET /api/metrics/activity and /stats list the requests as llama-swap 
   CHECK(plain["tokens"]["output_tokens"] == 4);
   CHECK(plain["tokens"]["input_tokens"].get<int>() > 0);
   CHECK(plain["tokens"]["tokens_per_second"].get<double>() > 0);
-  CHECK(plain["has_capture"] == false);
+  CHECK(plain["has_capture"] == true);  // captureBuffer: 5 MB by default
   CHECK_FALSE(plain.contains("error_msg"));
   CHECK(ParseRfc3339(plain["timestamp"].get<std::string>()).has_value());
   CHECK_THAT(page["data"][1]["resp_content_type"].get<std::string>(),

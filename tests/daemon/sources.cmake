@@ -13,7 +13,7 @@ list(APPEND SWAPD_TEST_SOURCES daemon/fault_test.cpp daemon/memory_budget_test.c
 list(APPEND SWAPD_TEST_SOURCES daemon/memory_meter_test.cpp daemon/check_memory_test.cpp
   daemon/history_store_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/events_test.cpp daemon/inflight_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/activity_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/activity_test.cpp daemon/capture_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_test.cpp
   daemon/amd_gpu_meter_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/dashboard_test.cpp)
