@@ -50,9 +50,32 @@ struct ProcessBackend::OutputSink {
   LogRing ring;
   bool to_log = false;
   std::function<void(const std::string&, std::string_view)> on_line;
+  // The load's progress from the output, while a start goes on (parsing is off once ready, so
+  // a serving backend's lines cost nothing more).
+  std::atomic<bool> parsing{false};
+  mutable std::mutex load_mu;
+  LoadOutputParser load;  // Guarded by load_mu
 
   OutputSink(std::string id, size_t bytes) : model_id(std::move(id)), ring(bytes) {}
+  void BeginLoad() {
+    std::lock_guard lock(load_mu);
+    load = LoadOutputParser();
+    parsing = true;
+  }
+  LoadProgress Progress() const {
+    std::lock_guard lock(load_mu);
+    return load.progress();
+  }
+  void Partial(std::string_view partial) {
+    if (!parsing.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(load_mu);
+    load.Partial(partial);
+  }
   void Line(std::string_view line) {
+    if (parsing.load(std::memory_order_relaxed)) {
+      std::lock_guard lock(load_mu);
+      load.Line(line);
+    }
     ring.Append(line);
     if (to_log) spdlog::info("[{}] {}", model_id, line);
     if (on_line) on_line(model_id, line);
@@ -100,6 +123,7 @@ void ProcessBackend::Transition(BackendState to) {
   since_ = Clock::now();
   // Ready: output no longer announces anything, so the monitor may read it in batches.
   if (to == BackendState::kReady && proc_) proc_->monitor->CoalesceReads();
+  if (to != BackendState::kStarting) sink_->parsing = false;
   cv_.notify_all();
 }
 
@@ -165,6 +189,7 @@ Status ProcessBackend::Start() {
     Transition(BackendState::kFailed);
     return free;
   }
+  sink_->BeginLoad();
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
@@ -188,7 +213,8 @@ Status ProcessBackend::Start() {
       },
       [this, weak] {
         if (auto r = weak.lock()) OnExit(r);
-      });
+      },
+      [sink](std::string_view partial) { sink->Partial(partial); });
 
   if (model_.check_endpoint.empty()) {  // checkEndpoint: none
     if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
@@ -362,6 +388,7 @@ BackendInfo ProcessBackend::Info() const {
   info.last_error = last_error_;
   info.exit_code = last_exit_code_;
   info.since = since_;
+  if (state_ == BackendState::kStarting) info.load = sink_->Progress();
   return info;
 }
 

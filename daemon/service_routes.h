@@ -35,6 +35,10 @@ void AddLogRoutes(FrontDoor& door, std::shared_ptr<LogHub> hub);
 // two logData events (source proxy: swapd's own lines; upstream: the backends' lines, each
 // "[model] line"), then the kept states of `events`, then every event as it comes. Makes `logs`
 // send each new line to `events` as logData.
+// GET /models/sse (daemon/model_sse_routes.cpp): llama.cpp's router-mode model events, from the
+// same hub as /api/events.
+void AddModelSseRoute(FrontDoor& door, std::shared_ptr<EventHub> events);
+
 void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events,
                     std::shared_ptr<LogHub> logs);
 
