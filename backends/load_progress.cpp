@@ -75,16 +75,20 @@ void LoadOutputParser::Enter(LoadStage stage) {
   progress_.fraction = std::max(at, progress_.fraction.value_or(0.0));
 }
 
-void LoadOutputParser::Dots(std::string_view text) {
-  // A line of nothing but dots is the tensor loader's progress: one per percent.
-  if (text.empty() || text.find_first_not_of('.') != std::string_view::npos) return;
+void LoadOutputParser::Dots(std::string_view text, bool ended) {
+  // The tensor loader's progress: one '.' per percent. Another thread's log line may land in the
+  // middle of the dots' line ("......srv  ...\n", then the rest of the dots on a line of their
+  // own), so the leading dots of each piece add up.
   if (progress_.stage > LoadStage::kTensors) return;
-  percent_ = std::max(percent_, std::min<int>(100, static_cast<int>(text.size())));
+  const size_t run = std::min(text.find_first_not_of('.'), text.size());
+  if (run == 0) return;
+  percent_ = std::max(percent_, std::min<int>(100, dots_ended_ + static_cast<int>(run)));
+  if (ended) dots_ended_ += static_cast<int>(run);
   Enter(LoadStage::kTensors);
 }
 
 void LoadOutputParser::Line(std::string_view line) {
-  if (!line.empty() && line.front() == '.') return Dots(line);
+  if (!line.empty() && line.front() == '.') return Dots(line, /*ended=*/true);
   if (StartsWith(line, "llama_model_loader:") || StartsWith(line, "print_info:") ||
       StartsWith(line, "llm_load_print_meta:") || StartsWith(line, "llama_model_load_from_file")) {
     return Enter(LoadStage::kMetadata);
@@ -104,7 +108,7 @@ void LoadOutputParser::Line(std::string_view line) {
   }
 }
 
-void LoadOutputParser::Partial(std::string_view partial) { Dots(partial); }
+void LoadOutputParser::Partial(std::string_view partial) { Dots(partial, /*ended=*/false); }
 
 LoadEstimate EstimateLoad(const LoadProgress& parsed, std::chrono::milliseconds elapsed,
                           std::optional<std::chrono::milliseconds> expected) {

@@ -38,10 +38,12 @@ class LoadOutputParser {
 
  private:
   void Enter(LoadStage stage);
-  void Dots(std::string_view text);
+  // `text` starts with the dots of the tensor loader's progress; `ended`: its line is whole.
+  void Dots(std::string_view text, bool ended);
 
   LoadProgress progress_;
-  int percent_ = 0;  // of tensor data, from the dots
+  int percent_ = 0;     // of tensor data, from the dots
+  int dots_ended_ = 0;  // dots on lines already ended
 };
 
 // What a loading event shows: a share done and the seconds left, either unknown.

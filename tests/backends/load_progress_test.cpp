@@ -84,6 +84,26 @@ TEST_CASE("LoadOutputParser: llama-server's stages in order, the dots as percent
   CHECK(std::string(ToString(LoadStage::kTensors)) == "tensors");
 }
 
+TEST_CASE("LoadOutputParser: a log line that lands inside the dots' line", "[unit][loadprogress]") {
+  LoadOutputParser p;
+  p.Line("load_tensors: loading model tensors, this can take a while... (mmap = true)");
+  p.Partial(std::string(30, '.'));
+  p.Line(std::string(30, '.') + "srv  log_server_r: request: GET /v1/models 127.0.0.1 200");
+  p.Partial(std::string(20, '.'));  // 50% in all
+  LoadOutputParser fifty;
+  fifty.Line("load_tensors: x");
+  fifty.Partial(std::string(50, '.'));
+  CHECK(*p.progress().fraction == Approx(*fifty.progress().fraction));
+  p.Line(std::string(70, '.'));
+  fifty.Line(std::string(100, '.'));
+  CHECK(*p.progress().fraction == Approx(*fifty.progress().fraction));
+  // Text that merely starts with a dot outside the tensors' stage does not count.
+  LoadOutputParser other;
+  other.Line("llama_context: n_ctx = 4096");
+  other.Line("...");
+  CHECK(other.progress().stage == LoadStage::kContext);
+}
+
 TEST_CASE("LoadOutputParser: older llama.cpp names and the main loop line",
           "[unit][loadprogress]") {
   LoadOutputParser p;
