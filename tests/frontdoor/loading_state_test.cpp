@@ -52,7 +52,7 @@ TEST_CASE("sendLoadingState: the load is told in reasoning_content, then the bac
           "[integration][front][loading]") {
   const std::string yaml =
       "sendLoadingState: true\nmodels:\n" +
-      FakeModelYaml("slow", FreeLoopbackPort(), "--load-ms 1500") +
+      FakeModelYaml("slow", FreeLoopbackPort(), "--load-ms 2500") +
       FakeModelYaml("quiet", FreeLoopbackPort(), "--load-ms 300", "    sendLoadingState: false\n") +
       FakeModelYaml("broken", FreeLoopbackPort(), "--load-ms 300 --exit-during-load 3");
   auto swapd = StartSwapd(yaml);
