@@ -123,7 +123,12 @@ void ProcessBackend::Transition(BackendState to) {
   since_ = Clock::now();
   // Ready: output no longer announces anything, so the monitor may read it in batches.
   if (to == BackendState::kReady && proc_) proc_->monitor->CoalesceReads();
-  if (to != BackendState::kStarting) sink_->parsing = false;
+  // A start's progress begins afresh (a prefetch comes before the spawn: no stale "ready").
+  if (to == BackendState::kStarting) {
+    sink_->BeginLoad();
+  } else {
+    sink_->parsing = false;
+  }
   cv_.notify_all();
 }
 
@@ -189,7 +194,7 @@ Status ProcessBackend::Start() {
     Transition(BackendState::kFailed);
     return free;
   }
-  sink_->BeginLoad();
+  sink_->BeginLoad();  // again: what a lingering earlier process wrote meanwhile does not count
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
