@@ -110,6 +110,31 @@ void LoadOutputParser::Line(std::string_view line) {
 
 void LoadOutputParser::Partial(std::string_view partial) { Dots(partial, /*ended=*/false); }
 
+void LoadWatch::Begin() {
+  std::lock_guard lock(mu_);
+  parser_ = LoadOutputParser();
+  parsing_ = true;
+}
+
+void LoadWatch::End() { parsing_ = false; }
+
+void LoadWatch::Line(std::string_view line) {
+  if (!parsing_.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(mu_);
+  parser_.Line(line);
+}
+
+void LoadWatch::Partial(std::string_view partial) {
+  if (!parsing_.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(mu_);
+  parser_.Partial(partial);
+}
+
+LoadProgress LoadWatch::Progress() const {
+  std::lock_guard lock(mu_);
+  return parser_.progress();
+}
+
 LoadEstimate EstimateLoad(const LoadProgress& parsed, std::chrono::milliseconds elapsed,
                           std::optional<std::chrono::milliseconds> expected) {
   LoadEstimate out;

@@ -6,10 +6,13 @@
 // "main: model loaded" / "... starting the main loop". LoadOutputParser turns those lines (and the
 // partial line of dots) into a stage and a share done. A backend that prints none of them (vLLM,
 // other servers) leaves the parser at kProcess with no share: the caller then estimates from time.
-// Pure: no clock, no I/O. Not synchronized: one per start, fed by one thread.
+// LoadOutputParser is pure (no clock, no I/O) and not synchronized: one per start, fed by one
+// thread; LoadWatch shares one between threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +47,23 @@ class LoadOutputParser {
   LoadProgress progress_;
   int percent_ = 0;     // of tensor data, from the dots
   int dots_ended_ = 0;  // dots on lines already ended
+};
+
+// A LoadOutputParser shared by the thread that reads a backend's output and those that ask how
+// its start goes. It parses only between Begin() and End() (a serving backend's lines cost an
+// atomic load, no more). Thread safe.
+class LoadWatch {
+ public:
+  void Begin();  // a start: from nothing again
+  void End();    // the start ended: lines are no longer parsed
+  void Line(std::string_view line);
+  void Partial(std::string_view partial);
+  LoadProgress Progress() const;
+
+ private:
+  std::atomic<bool> parsing_{false};
+  mutable std::mutex mu_;
+  LoadOutputParser parser_;  // Guarded by mu_
 };
 
 // What a loading event shows: a share done and the seconds left, either unknown.

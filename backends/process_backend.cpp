@@ -50,32 +50,11 @@ struct ProcessBackend::OutputSink {
   LogRing ring;
   bool to_log = false;
   std::function<void(const std::string&, std::string_view)> on_line;
-  // The load's progress from the output, while a start goes on (parsing is off once ready, so
-  // a serving backend's lines cost nothing more).
-  std::atomic<bool> parsing{false};
-  mutable std::mutex load_mu;
-  LoadOutputParser load;  // Guarded by load_mu
+  LoadWatch load;  // the load's progress, while a start goes on
 
   OutputSink(std::string id, size_t bytes) : model_id(std::move(id)), ring(bytes) {}
-  void BeginLoad() {
-    std::lock_guard lock(load_mu);
-    load = LoadOutputParser();
-    parsing = true;
-  }
-  LoadProgress Progress() const {
-    std::lock_guard lock(load_mu);
-    return load.progress();
-  }
-  void Partial(std::string_view partial) {
-    if (!parsing.load(std::memory_order_relaxed)) return;
-    std::lock_guard lock(load_mu);
-    load.Partial(partial);
-  }
   void Line(std::string_view line) {
-    if (parsing.load(std::memory_order_relaxed)) {
-      std::lock_guard lock(load_mu);
-      load.Line(line);
-    }
+    load.Line(line);
     ring.Append(line);
     if (to_log) spdlog::info("[{}] {}", model_id, line);
     if (on_line) on_line(model_id, line);
@@ -125,9 +104,9 @@ void ProcessBackend::Transition(BackendState to) {
   if (to == BackendState::kReady && proc_) proc_->monitor->CoalesceReads();
   // A start's progress begins afresh (a prefetch comes before the spawn: no stale "ready").
   if (to == BackendState::kStarting) {
-    sink_->BeginLoad();
+    sink_->load.Begin();
   } else {
-    sink_->parsing = false;
+    sink_->load.End();
   }
   cv_.notify_all();
 }
@@ -194,7 +173,7 @@ Status ProcessBackend::Start() {
     Transition(BackendState::kFailed);
     return free;
   }
-  sink_->BeginLoad();  // again: what a lingering earlier process wrote meanwhile does not count
+  sink_->load.Begin();  // again: what a lingering earlier process wrote meanwhile does not count
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
@@ -219,7 +198,7 @@ Status ProcessBackend::Start() {
       [this, weak] {
         if (auto r = weak.lock()) OnExit(r);
       },
-      [sink](std::string_view partial) { sink->Partial(partial); });
+      [sink](std::string_view partial) { sink->load.Partial(partial); });
 
   if (model_.check_endpoint.empty()) {  // checkEndpoint: none
     if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
@@ -393,7 +372,7 @@ BackendInfo ProcessBackend::Info() const {
   info.last_error = last_error_;
   info.exit_code = last_exit_code_;
   info.since = since_;
-  if (state_ == BackendState::kStarting) info.load = sink_->Progress();
+  if (state_ == BackendState::kStarting) info.load = sink_->load.Progress();
   return info;
 }
 

@@ -126,6 +126,22 @@ TEST_CASE("LoadOutputParser: a backend that prints nothing it knows", "[unit][lo
   CHECK_FALSE(p.progress().fraction);
 }
 
+TEST_CASE("LoadWatch: parses only while a start goes on, afresh at each", "[unit][loadprogress]") {
+  LoadWatch watch;
+  watch.Line("load_tensors: before any start");
+  CHECK(watch.Progress().stage == LoadStage::kProcess);
+  watch.Begin();
+  watch.Line("load_tensors: x");
+  watch.Partial("....");
+  CHECK(watch.Progress().stage == LoadStage::kTensors);
+  watch.End();
+  watch.Line("llama_context: after it");
+  CHECK(watch.Progress().stage == LoadStage::kTensors);
+  watch.Begin();
+  CHECK(watch.Progress().stage == LoadStage::kProcess);
+  CHECK_FALSE(watch.Progress().fraction);
+}
+
 TEST_CASE("LineSplitter: the partial line is told as it grows, whole lines once",
           "[unit][loadprogress]") {
   std::vector<std::string> lines, partials;
