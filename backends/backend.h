@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/load_progress.h"
 #include "base/status.h"
 #include "config/config.h"
 
@@ -26,6 +27,9 @@ struct BackendInfo {
   // 128 + the signal that killed it. Unset when it never did, or was stopped.
   std::optional<int> exit_code;
   std::chrono::steady_clock::time_point since;  // when `state` was entered
+  // While starting: what the process's output says about its load (backends/load_progress.h);
+  // the default (kProcess, no share) for a backend that prints nothing parseable.
+  LoadProgress load;
 };
 
 class Backend {

@@ -62,6 +62,7 @@ void LineSplitter::Feed(std::string_view bytes) {
     if (nl == std::string_view::npos) break;
     bytes.remove_prefix(nl + 1);
   }
+  if (on_partial_ && !partial_.empty()) on_partial_(partial_);
 }
 
 void LineSplitter::Flush() {

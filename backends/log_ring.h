@@ -48,6 +48,11 @@ class LineSplitter {
 
   explicit LineSplitter(LineFn on_line, size_t max_line_bytes = 16 * 1024);
 
+  // Also tells the line being written, not ended yet, after each Feed that leaves one (a
+  // progress bar drawn with dots or '\r' gets its newline only at the end). Whole lines are
+  // still passed on once, as before. Null: not told.
+  void SetPartialFn(LineFn on_partial) { on_partial_ = std::move(on_partial); }
+
   void Feed(std::string_view bytes);
   // Emits the pending partial line, if any (at end of stream).
   void Flush();
@@ -56,6 +61,7 @@ class LineSplitter {
   void Emit(std::string_view line);
 
   LineFn on_line_;
+  LineFn on_partial_;
   size_t max_line_bytes_;
   std::string partial_;
 };

@@ -113,8 +113,10 @@ struct OutputMonitor::Shared {
 void OutputMonitor::CoalesceReads() { shared_->coalesce.store(true, std::memory_order_relaxed); }
 
 OutputMonitor::OutputMonitor(std::shared_ptr<ChildProcess> child, LineSplitter::LineFn on_line,
-                             std::function<void()> on_output, std::function<void()> on_exit)
+                             std::function<void()> on_output, std::function<void()> on_exit,
+                             LineSplitter::LineFn on_partial)
     : shared_(std::make_shared<Shared>(std::move(child), std::move(on_line))) {
+  if (on_partial) shared_->splitter.SetPartialFn(std::move(on_partial));
   shared_->on_output = std::move(on_output);
   shared_->on_exit = std::move(on_exit);
   std::shared_ptr<Shared> shared = shared_;

@@ -22,8 +22,11 @@ class OutputMonitor {
  public:
   // `on_line`: each output line. `on_output`: new output arrived while the child runs (may be
   // frequent). `on_exit`: once, when the child has exited (not reaped: on_exit usually reaps it).
+  // `on_partial` (may be null): the line being written, not ended yet, after each read that
+  // leaves one (LineSplitter::SetPartialFn); called like `on_line`.
   OutputMonitor(std::shared_ptr<ChildProcess> child, LineSplitter::LineFn on_line,
-                std::function<void()> on_output, std::function<void()> on_exit);
+                std::function<void()> on_output, std::function<void()> on_exit,
+                LineSplitter::LineFn on_partial = nullptr);
   ~OutputMonitor();  // Finish()
   OutputMonitor(const OutputMonitor&) = delete;
   OutputMonitor& operator=(const OutputMonitor&) = delete;

@@ -50,9 +50,11 @@ struct ProcessBackend::OutputSink {
   LogRing ring;
   bool to_log = false;
   std::function<void(const std::string&, std::string_view)> on_line;
+  LoadWatch load;  // the load's progress, while a start goes on
 
   OutputSink(std::string id, size_t bytes) : model_id(std::move(id)), ring(bytes) {}
   void Line(std::string_view line) {
+    load.Line(line);
     ring.Append(line);
     if (to_log) spdlog::info("[{}] {}", model_id, line);
     if (on_line) on_line(model_id, line);
@@ -100,6 +102,12 @@ void ProcessBackend::Transition(BackendState to) {
   since_ = Clock::now();
   // Ready: output no longer announces anything, so the monitor may read it in batches.
   if (to == BackendState::kReady && proc_) proc_->monitor->CoalesceReads();
+  // A start's progress begins afresh (a prefetch comes before the spawn: no stale "ready").
+  if (to == BackendState::kStarting) {
+    sink_->load.Begin();
+  } else {
+    sink_->load.End();
+  }
   cv_.notify_all();
 }
 
@@ -165,6 +173,7 @@ Status ProcessBackend::Start() {
     Transition(BackendState::kFailed);
     return free;
   }
+  sink_->load.Begin();  // again: what a lingering earlier process wrote meanwhile does not count
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
@@ -188,7 +197,8 @@ Status ProcessBackend::Start() {
       },
       [this, weak] {
         if (auto r = weak.lock()) OnExit(r);
-      });
+      },
+      [sink](std::string_view partial) { sink->load.Partial(partial); });
 
   if (model_.check_endpoint.empty()) {  // checkEndpoint: none
     if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
@@ -362,6 +372,7 @@ BackendInfo ProcessBackend::Info() const {
   info.last_error = last_error_;
   info.exit_code = last_exit_code_;
   info.since = since_;
+  if (state_ == BackendState::kStarting) info.load = sink_->load.Progress();
   return info;
 }
 

@@ -7,6 +7,8 @@
 //   starting -> failed (exited, or not ready in time: then via stopping -> failed)
 //   starting -> stopping (Stop() cancels the start); ready -> failed (crash);
 //   failed -> stopped (Stop(); the reason stays in Info().last_error)
+// While it starts, its output is also read for the load's progress (backends/load_progress.h,
+// the partial line of dots included): Info().load.
 // When the process exits without a Stop() (while starting or ready), whatever is left of its
 // process group is SIGKILLed, and the exit callback gets the exit status and the log tail.
 // Thread safe: every method may be called from any thread. Per running process there is one

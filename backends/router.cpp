@@ -108,6 +108,16 @@ void RouterImpl::BeginUnload(const std::string& model_id) {
   Changed();
 }
 
+void RouterImpl::SetExpectedLoad(const std::string& model_id, std::chrono::milliseconds expected) {
+  std::lock_guard lock(mu_);
+  expected_load_[model_id] = expected;
+}
+
+int RouterImpl::QueuePosition(const std::string& model_id) const {
+  std::lock_guard lock(mu_);
+  return scheduler_.QueuePosition(model_id);
+}
+
 ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
   std::lock_guard lock(mu_);
   ConfigDiff diff = DiffConfigs(*config_, *config);
@@ -115,6 +125,10 @@ ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
   proxy_urls_ = ParseProxyUrls(*config_);
   renew_backend_.insert(diff.added.begin(), diff.added.end());
   renew_backend_.insert(diff.changed.begin(), diff.changed.end());
+  for (const std::string& id : diff.changed) {
+    last_load_.erase(id);
+    expected_load_.erase(id);
+  }
   scheduler_.Reconfigure(*config_, diff.changed);
   Changed();
   return diff;
@@ -141,7 +155,11 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
       s.in_flight = scheduler_.InFlight(id);
       s.queued = scheduler_.Queued(id);
       s.cost = scheduler_.Cost(id);
-      if (auto load = last_load_.find(id); load != last_load_.end()) s.last_load = load->second;
+      if (auto e = expected_load_.find(id); e != expected_load_.end()) {
+        s.expected_load = e->second;
+      } else if (auto load = last_load_.find(id); load != last_load_.end()) {
+        s.expected_load = load->second;
+      }
       out.push_back(std::move(s));
       auto it = backends_.find(id);
       backends.push_back(it == backends_.end() ? nullptr : it->second);
@@ -231,6 +249,12 @@ bool Router::IsReady(const std::string& model_id) const { return impl_->IsReady(
 bool Router::AwaitNotReady(const std::string& model_id,
                            std::chrono::steady_clock::time_point deadline) {
   return impl_->AwaitNotReady(model_id, deadline);
+}
+void Router::SetExpectedLoad(const std::string& model_id, std::chrono::milliseconds expected) {
+  impl_->SetExpectedLoad(model_id, expected);
+}
+int Router::QueuePosition(const std::string& model_id) const {
+  return impl_->QueuePosition(model_id);
 }
 void Router::SetFootprint(const std::string& model_id, const Footprint& learned) {
   impl_->SetFootprint(model_id, learned);

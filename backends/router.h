@@ -53,8 +53,10 @@ struct ModelSnapshot {
   int in_flight = 0;
   int queued = 0;
   Footprint cost;  // what the memory budget counts for it (declared or learned, the larger)
-  // How long its last successful start took (start to ready) in this run; zero before one.
-  std::chrono::milliseconds last_load{0};
+  // How long a start of it is expected to take (start to ready): what SetExpectedLoad said (the
+  // daemon's median of its recent loads), else its last successful start in this run; zero when
+  // neither is known.
+  std::chrono::milliseconds expected_load{0};
 };
 
 // What the Router tells an observer (metrics) about models' lives. Every callback may be empty.
@@ -113,6 +115,13 @@ class Router {
   // "backend stopping (unload)". Empty when the model is still ready at the deadline.
   std::string AwaitFailure(const std::string& model_id,
                            std::chrono::steady_clock::time_point deadline);
+
+  // How long a start of `model_id` is expected to take, from outside (load times kept across
+  // restarts); Snapshot() reports it as expected_load. A reload that changes the model forgets it.
+  void SetExpectedLoad(const std::string& model_id, std::chrono::milliseconds expected);
+  // Where the oldest queued request for `model_id` stands in the queue of waiting batches: 1 for
+  // the head, 0 when none of its requests waits. Thread safe; takes the Router's lock briefly.
+  int QueuePosition(const std::string& model_id) const;
 
   // What a model was measured to need (Scheduler::SetFootprint): the memory budget counts the
   // larger of this and its declaration, and evicts others when the running models exceed it.

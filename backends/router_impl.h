@@ -65,6 +65,8 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     Changed();
   }
   std::vector<ModelSnapshot> Snapshot() const;
+  void SetExpectedLoad(const std::string& model_id, std::chrono::milliseconds expected);
+  int QueuePosition(const std::string& model_id) const;
   bool IsReady(const std::string& model_id) const {
     std::lock_guard lock(mu_);
     return scheduler_.Phase(model_id) == ModelPhase::kReady;
@@ -151,7 +153,8 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   // Why each model's backend last left kReady: its exit reason (a crash) or its stop reason.
   // Cleared when the model starts again.
   std::map<std::string, std::string> last_exit_;
-  std::map<std::string, std::chrono::milliseconds> last_load_;  // of the last successful start
+  std::map<std::string, std::chrono::milliseconds> last_load_;      // of the last successful start
+  std::map<std::string, std::chrono::milliseconds> expected_load_;  // SetExpectedLoad's
   RequestId next_request_ = 1;
   bool timer_stop_ = false;
   std::shared_ptr<const RouterEvents> events_ = std::make_shared<const RouterEvents>();

@@ -310,6 +310,15 @@ int Scheduler::Queued(const std::string& model) const {
   return 0;
 }
 
+int Scheduler::QueuePosition(const std::string& model) const {
+  int position = 0;
+  for (const Batch& b : queue_) {
+    ++position;
+    if (b.model == model) return position;
+  }
+  return 0;
+}
+
 uint64_t Scheduler::StopsCompleted(const std::string& model) const {
   const ModelState* m = Find(model);
   return m == nullptr ? 0 : m->stops_completed;

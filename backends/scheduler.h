@@ -166,6 +166,8 @@ class Scheduler {
   Preview PreviewFor(const std::string& model) const;
   ModelPhase Phase(const std::string& model) const;
   int InFlight(const std::string& model) const;
+  // Where `model`'s waiting batch stands in the queue: 1 for the head, 0 when it has none.
+  int QueuePosition(const std::string& model) const;
   int Queued(const std::string& model) const;
   // How many times the model reached kStopped from kStopping (Unload waits for this to move).
   uint64_t StopsCompleted(const std::string& model) const;

@@ -149,8 +149,10 @@ int App::Run() {
     activity.Record(ActivityEntryOf(record), record.capture);
   };
   FrontDoor server(config, router, server_events, server_settings);
+  // Load times, for the expected time of the next load (also after a restart); kept by the feed.
+  std::unique_ptr<LoadTimeStore> load_times = OpenLoadTimeStore(config->store_path);
   // The /api/events feed watches the Router and the profile; stops before the Router.
-  EventFeed feed(router, server, *events);
+  EventFeed feed(router, server, *events, load_times.get());
   events->SetOnSubscribe([&feed] { feed.Poke(); });
   router.SetEvents(RouterEventsFor(metrics, memory, feed));
   ConfigReloader reloader(load_options, [&](std::shared_ptr<const Config> next) {
@@ -177,6 +179,7 @@ int App::Run() {
       [&] { return reload("POST /api/config/reload"); });
   AddLogRoutes(server, log_hub);
   AddEventRoutes(server, events, log_hub, log_events);
+  AddModelSseRoute(server, events);
   AddActivityRoutes(server, activity, captures);
   AddCaptureRoutes(server, captures);
   AddMemoryRoutes(server, memory);

@@ -4,6 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "frontdoor/model_list.h"
 
 namespace swapd {
@@ -15,23 +17,38 @@ constexpr auto kProgressEvery = std::chrono::milliseconds(500);
 // With no reader, only a poke wakes it; this bounds the wait anyway.
 constexpr auto kIdlePoll = std::chrono::minutes(10);
 
-double Seconds(EventFeed::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+nlohmann::json OrNull(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
-// {model, stage, progress, eta_seconds}: a start's progress is its elapsed time against the
-// model's previous load (capped below 1 until it is ready); null when no load is known yet.
-nlohmann::json LoadingJson(const std::string& model, const std::string& stage,
-                           EventFeed::Clock::duration elapsed,
-                           std::optional<EventFeed::Clock::duration> expected) {
-  nlohmann::json progress = nullptr;
-  nlohmann::json eta = nullptr;
-  if (stage == "ready") {
-    progress = 1.0;
-    eta = 0.0;
-  } else if (stage == "starting" && expected && expected->count() > 0) {
-    progress = std::min(0.99, Seconds(elapsed) / Seconds(*expected));
-    eta = std::max(0.0, Seconds(*expected - elapsed));
-  }
-  return {{"model", model}, {"stage", stage}, {"progress", progress}, {"eta_seconds", eta}};
+// {model, stage, progress, eta_seconds} of a start under way: what its output says, against its
+// expected load time.
+nlohmann::json LoadingJson(const ModelSnapshot& s, EventFeed::Clock::duration elapsed) {
+  const LoadProgress& parsed = s.backend.load;
+  const LoadEstimate estimate =
+      EstimateLoad(parsed, std::chrono::duration_cast<std::chrono::milliseconds>(elapsed),
+                   s.expected_load.count() > 0 ? std::optional(s.expected_load) : std::nullopt);
+  // Parsed "ready" comes a moment before the probe agrees: still a start until the Router's event.
+  const char* stage = parsed.stage == LoadStage::kReady ? "warmup" : ToString(parsed.stage);
+  return {{"model", s.id},
+          {"stage", stage},
+          {"progress", OrNull(estimate.progress)},
+          {"eta_seconds", OrNull(estimate.eta_seconds)}};
+}
+
+// The start and end of a load, as the Router reported them.
+nlohmann::json LoadingJson(const std::string& model, const std::string& stage) {
+  const bool ready = stage == "ready";
+  return {{"model", model},
+          {"stage", stage},
+          {"progress", ready ? nlohmann::json(1.0) : nlohmann::json(nullptr)},
+          {"eta_seconds", ready ? nlohmann::json(0.0) : nlohmann::json(nullptr)}};
+}
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string LlamaSwapState(BackendState state) {
@@ -83,8 +100,9 @@ nlohmann::json UiConfigJson(const Config& config) {
   return {{"activity", {{"session_id", config.ui.session_id_headers}}}};
 }
 
-EventFeed::EventFeed(Router& router, const FrontDoor& door, EventHub& hub)
-    : router_(router), door_(door), hub_(hub) {
+EventFeed::EventFeed(Router& router, const FrontDoor& door, EventHub& hub,
+                     LoadTimeStore* load_times)
+    : router_(router), door_(door), hub_(hub), load_times_(load_times) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -120,7 +138,9 @@ void EventFeed::LoadFinished(const std::string& model, bool ok, Clock::duration 
   {
     std::lock_guard lock(mu_);
     loading_.erase(model);
-    if (ok) last_load_[model] = took;
+    if (ok) {
+      finished_.push_back(Took{model, std::chrono::duration_cast<std::chrono::milliseconds>(took)});
+    }
     reported_.push_back(Load{model, ok ? "ready" : "failed", Clock::now() - took});
     poked_ = true;
   }
@@ -146,36 +166,67 @@ void EventFeed::Loop() {
     // What to tell, taken under the lock and told without it.
     const auto now = Clock::now();
     std::vector<nlohmann::json> loads;
-    for (const Load& load : reported_) {
-      auto expected = last_load_.find(load.model);
-      loads.push_back(LoadingJson(load.model, load.stage, now - load.began,
-                                  load.stage == "starting" && expected != last_load_.end()
-                                      ? std::optional(expected->second)
-                                      : std::nullopt));
-    }
+    for (const Load& load : reported_) loads.push_back(LoadingJson(load.model, load.stage));
     reported_.clear();
     std::vector<nlohmann::json> stops;
     stops.swap(stops_);
+    std::vector<Took> finished;
+    finished.swap(finished_);
+    std::map<std::string, Clock::time_point> progress;
     if (watched && now >= next_progress_) {
       next_progress_ = now + kProgressEvery;
-      for (const auto& [model, began] : loading_) {
-        auto expected = last_load_.find(model);
-        loads.push_back(LoadingJson(
-            model, "starting", now - began,
-            expected == last_load_.end() ? std::nullopt : std::optional(expected->second)));
-      }
+      progress = loading_;
     }
     lock.unlock();
+    KeepLoadTimes(finished);
     for (const nlohmann::json& stop : stops) hub_.Publish("stopping", stop);
-    PublishStates();
+    const std::vector<ModelSnapshot> snapshot = PublishStates();
     for (const nlohmann::json& load : loads) hub_.Publish("loading", load);
+    for (const ModelSnapshot& s : snapshot) {
+      auto began = progress.find(s.id);
+      if (began == progress.end() || s.backend.state != BackendState::kStarting) continue;
+      hub_.Publish("loading", LoadingJson(s, now - began->second));
+    }
     lock.lock();
   }
 }
 
-void EventFeed::PublishStates() {
+void EventFeed::KeepLoadTimes(const std::vector<Took>& loads) {
+  if (load_times_ == nullptr) return;
   auto [config, profile] = door_.routing();
-  nlohmann::json status = ModelStatusJson(*config, router_.Snapshot());
+  (void)profile;
+  auto definition = [&config = *config](const std::string& model) -> const std::string* {
+    auto it = config.models.find(model);
+    return it == config.models.end() ? nullptr : &it->second.slot_key;
+  };
+  auto tell_router = [&](const std::string& model) {
+    const std::string* key = definition(model);
+    if (key == nullptr) return;
+    auto expected = load_times_->Expected(model, *key);
+    if (!expected.ok()) {
+      spdlog::warn("{}", expected.status().message());
+    } else if (expected.value()) {
+      router_.SetExpectedLoad(model, *expected.value());
+    }
+  };
+  for (const Took& load : loads) {
+    const std::string* key = definition(load.model);
+    if (key == nullptr) continue;
+    if (Status kept = load_times_->Record(load.model, *key, load.took, UnixNow()); !kept.ok()) {
+      spdlog::warn("{}; this load time is not kept", kept.message());
+    }
+    tell_router(load.model);
+  }
+  if (seeded_for_ != config) {  // the first look, or a reload: every model's expected time
+    seeded_for_ = config;
+    for (const auto& [id, model] : config->models) tell_router(id);
+  }
+}
+
+std::vector<ModelSnapshot> EventFeed::PublishStates() {
+  auto [config, profile] = door_.routing();
+  std::vector<ModelSnapshot> snapshot = router_.Snapshot();
+  nlohmann::json status = ModelStatusJson(*config, snapshot);
   std::string text = status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text != last_status_) {
     hub_.PublishState("modelStatus", status);
@@ -194,6 +245,7 @@ void EventFeed::PublishStates() {
     last_profile_ = profile;
     first_look_ = false;
   }
+  return snapshot;
 }
 
 }  // namespace swapd

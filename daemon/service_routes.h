@@ -40,6 +40,10 @@ void AddLogRoutes(FrontDoor& door, std::shared_ptr<LogHub> hub);
 void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events, std::shared_ptr<LogHub> logs,
                     LogEvents& log_events);
 
+// Adds GET /models/sse (daemon/model_sse_routes.cpp): llama.cpp's router-mode model events, from
+// the same hub as /api/events.
+void AddModelSseRoute(FrontDoor& door, std::shared_ptr<EventHub> events);
+
 // Adds GET /api/memory/history (?model=, limit 1-500, 100): the footprints recorded of a model in
 // the history store, newest first; 503 without a store.
 void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory);

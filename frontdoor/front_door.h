@@ -140,8 +140,8 @@ class FrontDoor {
   void DispatchWithLoadingState(const ModelConfig& model, const HttpRequest& req,
                                 std::string_view target, std::string_view body, HttpResponse& res,
                                 bool evict_protected, std::shared_ptr<InflightRequest> inflight);
-  // One line of sendLoadingState's text about `model` now ("starting: 3.0 s of about 7.5 s
-  // (40%)"), from the Router's view.
+  // One line of sendLoadingState's text about `model` now ("tensors: 3.0 s, 42%, about 4.1 s
+  // left (usually 7.5 s)", or why it waits and its queue position), from the Router's view.
   std::string LoadingLine(const std::string& model);
   // What the proxy is asked to send: `req` with `target` and `body` (which must outlive it).
   // With the capture limit of the configuration now.

@@ -2,8 +2,11 @@
 // at once (200, text/event-stream), then, while a thread of its own waits for the model
 // (Router::Acquire), chunks in llama-swap's shape, `data: {"choices":[{"delta":
 // {"reasoning_content":"<text>"}}]}`, that tell how the load goes: a "━━━━━" rule, "swapd loading
-// model: <id>", once a second a line with the state, the time so far and, when the model loaded
-// before in this run, the expected total and the share done; then "Done! (12.34s)" and the rule
+// model: <id>", once a second a line with the load's stage, the time so far, the share done and the
+// time left (from the backend's output and the model's usual load time, kept across restarts,
+// when they tell: "tensors: 3.0 s, 42%, about 4.1 s left (usually 7.5 s)"), or, while it waits,
+// why, with llama-swap's "Queue position: #N" when other batches wait before it; then
+// "Done! (12.34s)" and the rule
 // again, after which the backend's own event stream follows in the same response (its status and
 // headers are lost, as in llama-swap). A load that fails ends the stream with an OpenAI-shaped
 // `data: {"error":...}` event. A client that leaves withdraws the request from the queue.
@@ -92,14 +95,26 @@ std::string FrontDoor::LoadingLine(const std::string& model) {
       std::string line =
           stopping.empty() ? "waiting to start" : "waiting for " + stopping + " to stop";
       if (s.queued > 1) line += " (" + std::to_string(s.queued) + " requests queued for it)";
+      // llama-swap's words, so that what reads its text finds them.
+      if (const int position = router_.QueuePosition(model); position > 1) {
+        line += "\nQueue position: #" + std::to_string(position) + " ";
+      }
       return line + "\n";
     }
-    const double took = std::chrono::duration<double>(Clock::now() - s.backend.since).count();
-    std::string line = "starting: " + Seconds(took);
-    if (s.last_load.count() > 0) {
-      const double expected = std::chrono::duration<double>(s.last_load).count();
-      const int percent = static_cast<int>(std::min(0.99, took / expected) * 100);
-      line += " of about " + Seconds(expected) + " (" + std::to_string(percent) + "%)";
+    const auto took = Clock::now() - s.backend.since;
+    const LoadEstimate estimate =
+        EstimateLoad(s.backend.load, std::chrono::duration_cast<std::chrono::milliseconds>(took),
+                     s.expected_load.count() > 0 ? std::optional(s.expected_load) : std::nullopt);
+    const char* stage =
+        s.backend.load.stage == LoadStage::kProcess ? "starting" : ToString(s.backend.load.stage);
+    std::string line =
+        std::string(stage) + ": " + Seconds(std::chrono::duration<double>(took).count());
+    if (estimate.progress) {
+      line += ", " + std::to_string(static_cast<int>(*estimate.progress * 100)) + "%";
+    }
+    if (estimate.eta_seconds) line += ", about " + Seconds(*estimate.eta_seconds) + " left";
+    if (s.expected_load.count() > 0) {
+      line += " (usually " + Seconds(std::chrono::duration<double>(s.expected_load).count()) + ")";
     }
     return line + "\n";
   }

@@ -27,8 +27,12 @@ function stateCell(model) {
     const bar = el('div', { class: known ? 'progress' : 'progress unknown' }, el('div'));
     if (known) bar.firstChild.style.width = `${Math.round(progress.progress * 100)}%`;
     cell.append(bar);
+    // The stage the backend's output shows (metadata, tensors, context, warmup), when it shows one.
+    const stage = progress && progress.stage && progress.stage !== 'starting' ? `${progress.stage}, ` : '';
     if (known && typeof progress.eta_seconds === 'number') {
-      cell.append(el('div', { class: 'muted small' }, `about ${Math.ceil(progress.eta_seconds)} s left`));
+      cell.append(el('div', { class: 'muted small' }, `${stage}about ${Math.ceil(progress.eta_seconds)} s left`));
+    } else if (stage) {
+      cell.append(el('div', { class: 'muted small' }, stage.slice(0, -2)));
     }
   }
   if (failed && (model.last_error || detail.last_error)) {

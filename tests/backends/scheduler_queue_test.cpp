@@ -39,6 +39,21 @@ TEST_CASE("a swap waits for requests in flight, then stops before it starts", "[
   CHECK(h.effects.Take() == Log{"admit 3"});
 }
 
+TEST_CASE("QueuePosition: where a model's waiting batch stands", "[unit][scheduler]") {
+  Harness h(ThreeModels());
+  CHECK(h.scheduler.QueuePosition("a") == 0);
+  h.scheduler.RequestArrived(1, "a");  // a starts: its batch waits at the head until ready
+  h.scheduler.RequestArrived(2, "b");
+  h.scheduler.RequestArrived(3, "c");
+  CHECK(h.scheduler.QueuePosition("a") == 1);
+  CHECK(h.scheduler.QueuePosition("b") == 2);
+  CHECK(h.scheduler.QueuePosition("c") == 3);
+  h.scheduler.StartFinished("a", kOk, h.now);  // request 1 admitted: a's batch leaves
+  CHECK(h.scheduler.QueuePosition("a") == 0);
+  CHECK(h.scheduler.QueuePosition("b") == 1);
+  CHECK(h.scheduler.QueuePosition("c") == 2);
+}
+
 TEST_CASE("idle conflicts stop at once while busy ones drain", "[unit][scheduler]") {
   Harness h(ConfigBuilder()
                 .Group("duo", /*swap=*/false, /*exclusive=*/true, /*persistent=*/false)

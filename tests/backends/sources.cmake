@@ -2,6 +2,7 @@
 list(APPEND SWAPD_TEST_SOURCES
   backends/guardian_test.cpp
   backends/launcher_test.cpp
+  backends/load_progress_test.cpp
   backends/log_ring_test.cpp
   backends/matrix_solver_test.cpp
   backends/process_backend_test.cpp

@@ -17,3 +17,4 @@ list(APPEND SWAPD_TEST_SOURCES daemon/activity_test.cpp daemon/capture_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_test.cpp
   daemon/amd_gpu_meter_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/dashboard_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/load_progress_test.cpp)

@@ -37,6 +37,32 @@ void PrintLoadLines(const Options& options) {
   LogRaw(batch);
 }
 
+// What llama-server prints while it loads, spread over --load-ms so that swapd's progress parser
+// sees each stage in turn: the loader's metadata, the tensor loader's lines, one '.' per percent
+// of tensor data on a line that ends only at 100%, the context's set-up and the warm-up run.
+void ImitateLoad(const Options& options, Clock::time_point start) {
+  auto at = [&](double share) {
+    std::this_thread::sleep_until(
+        start + std::chrono::microseconds(static_cast<int64_t>(options.load_ms * 1000.0 * share)));
+  };
+  LogLine("llama_model_loader: loaded meta data with 3 key-value pairs and 2 tensors from " +
+          options.model + " (version GGUF V3 (latest))");
+  LogLine("print_info: file format = GGUF V3 (latest)");
+  at(0.10);
+  LogLine("load_tensors: loading model tensors, this can take a while... (mmap = true)");
+  LogLine("load_tensors:   CPU_Mapped model buffer size =   100.00 MiB");
+  for (int percent = 1; percent <= 100; ++percent) {
+    at(0.10 + 0.75 * percent / 100.0);
+    LogRaw(percent == 100 ? ".\n" : ".");
+  }
+  LogLine("llama_context: constructing llama_context");
+  LogLine("llama_context: n_ctx = 4096");
+  at(0.92);
+  LogLine(
+      "common_init_from_params: warming up the model with an empty run - please wait ... "
+      "(--no-warmup to disable)");
+}
+
 }  // namespace
 
 void InstallSignalHandlers(const Options& options) {
@@ -88,6 +114,8 @@ void LoadModel(const Options& options, const std::function<void()>& on_ready) {
     LogLine("main: exiting due to model loading error");
     ::_exit(options.exit_during_load);
   }
+  if (options.load_ms > 0 && !options.never_ready && !options.quiet_load)
+    ImitateLoad(options, start);
   std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms));
   if (options.never_ready) {
     LogLine("main: --never-ready: the model stays loading");

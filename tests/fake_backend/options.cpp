@@ -61,6 +61,7 @@ std::vector<Flag> KnownFlags() {
       {{"--exit-during-load"}, int_flag(&Options::exit_during_load), nullptr},
       {{"--crash-after"}, int_flag(&Options::crash_after), nullptr},
       {{"--never-ready"}, nullptr, [](Options& o) { o.never_ready = true; }},
+      {{"--quiet-load"}, nullptr, [](Options& o) { o.quiet_load = true; }},
       {{"--ignore-sigterm"}, nullptr, [](Options& o) { o.ignore_sigterm = true; }},
       {{"--spawn-grandchild"}, nullptr, [](Options& o) { o.spawn_grandchild = true; }},
       {{"--hang-mid-stream"}, int_flag(&Options::hang_mid_stream), nullptr},
@@ -168,7 +169,10 @@ std::string Usage() {
   --threads-http N        HTTP worker threads (default 192)
   -np, --parallel N       slots, each with its own prompt cache (default 1)
   --slot-save-path DIR    enable slot save/restore to files in DIR
-  --load-ms N             /health answers 503 for N ms, then 200 (default 0)
+  --load-ms N             /health answers 503 for N ms, then 200 (default 0); meanwhile prints
+                          llama-server's load output spread over it: metadata, load_tensors,
+                          one '.' per percent on a line ended at 100%, context, warm-up
+  --quiet-load            print none of that load output (a server swapd cannot parse)
   --tokens-per-second X   pace generation (default 0 = as fast as possible)
   --log-lines N           print N llama-server-like load lines at start-up
   --never-ready           /health stays 503

@@ -24,9 +24,10 @@ struct Options {
   int load_ms = 0;                 // /health answers 503 this long after listening
   double tokens_per_second = 0.0;  // 0 = as fast as possible
   int log_lines = 0;               // llama-server-like load lines printed at start-up
-  bool never_ready = false;        // /health stays 503
-  int exit_during_load = -1;       // >= 0: exit with this code before loading finishes
-  int crash_after = 0;  // > 0: _exit(3) on this inference request (mid-stream if streamed)
+  bool quiet_load = false;    // no llama-server-like progress output during --load-ms (as vLLM)
+  bool never_ready = false;   // /health stays 503
+  int exit_during_load = -1;  // >= 0: exit with this code before loading finishes
+  int crash_after = 0;        // > 0: _exit(3) on this inference request (mid-stream if streamed)
   bool ignore_sigterm = false;
   bool spawn_grandchild = false;  // fork a sleeper that holds stdout/stderr, same process group
   int slot_save_ms = 0;           // a slot save takes this long

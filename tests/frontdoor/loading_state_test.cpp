@@ -2,7 +2,7 @@
 // model that is loading gets the loading text as reasoning_content chunks, then the backend's own
 // stream in the same response; a failed load ends with an error event; a ready model, an
 // unstreamed request and a model that turns it off get no loading text; a model loaded before
-// shows the expected total.
+// shows its usual total.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -52,7 +52,7 @@ TEST_CASE("sendLoadingState: the load is told in reasoning_content, then the bac
           "[integration][front][loading]") {
   const std::string yaml =
       "sendLoadingState: true\nmodels:\n" +
-      FakeModelYaml("slow", FreeLoopbackPort(), "--load-ms 1500") +
+      FakeModelYaml("slow", FreeLoopbackPort(), "--load-ms 2500") +
       FakeModelYaml("quiet", FreeLoopbackPort(), "--load-ms 300", "    sendLoadingState: false\n") +
       FakeModelYaml("broken", FreeLoopbackPort(), "--load-ms 300 --exit-during-load 3");
   auto swapd = StartSwapd(yaml);
@@ -66,7 +66,9 @@ TEST_CASE("sendLoadingState: the load is told in reasoning_content, then the bac
   Events e = Split(first.body);
   INFO(e.loading);
   CHECK(e.loading.rfind("━━━━━\nswapd loading model: slow\n", 0) == 0);
-  CHECK_THAT(e.loading, Catch::Contains("starting: "));
+  // A line a second: the stage (what the backend printed so far), the time, the share done.
+  CHECK_THAT(e.loading, Catch::Contains("s, "));
+  CHECK_THAT(e.loading, Catch::Contains("%"));
   CHECK_THAT(e.loading, Catch::Contains("\nDone! ("));
   const std::string tail = "\n━━━━━\n \n";
   REQUIRE(e.loading.size() > tail.size());
@@ -81,11 +83,11 @@ TEST_CASE("sendLoadingState: the load is told in reasoning_content, then the bac
   CHECK(again.status == 200);
   CHECK(Split(again.body).loading.empty());
 
-  // Loaded before in this run: the line tells the expected total.
+  // Loaded before: the line tells the usual total.
   REQUIRE(HttpPost(s.base_url, "/api/models/unload/slow", "").status == 200);
   HttpReply second_load = Chat(s, "slow", true);
   CHECK(second_load.status == 200);
-  CHECK_THAT(Split(second_load.body).loading, Catch::Contains(" of about "));
+  CHECK_THAT(Split(second_load.body).loading, Catch::Contains(" (usually "));
 
   // Not streamed, or turned off for the model: a plain answer.
   REQUIRE(HttpPost(s.base_url, "/api/models/unload/slow", "").status == 200);

@@ -1,0 +1,121 @@
+// GET /models/sse: llama.cpp's router-mode stream of model events, for clients written against
+// llama-server's router. Each frame is `data: {"model": <id>, "event": "model_status", "data":
+// {...}}`, data being what GET /models says of the model's status ({"value": "unloaded" |
+// "loading" | "loaded"}, a failed start {"value": "unloaded", "failed": true}), and, while it
+// loads, `progress {stages, current, value 0..1}` as llama.cpp reports a loading model (swapd's
+// backends load one model per process: the one stage "text_model"). It is the /api/events feed
+// (daemon/event_feed.h) seen through llama.cpp's words: the stream subscribes to the same
+// EventHub and turns its modelStatus and loading events into these frames (the others are not
+// for it). On connect: each configured model's status. Behind apiKeys as every route but /health.
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "daemon/event_hub.h"
+#include "daemon/service_routes.h"
+
+namespace swapd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kStreamPoll = std::chrono::milliseconds(200);
+constexpr auto kKeepAliveAfter = std::chrono::seconds(15);
+
+std::string Frame(const std::string& model, const nlohmann::json& data) {
+  nlohmann::json frame = {{"model", model}, {"event", "model_status"}, {"data", data}};
+  return "data: " + frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
+}
+
+// llama.cpp's status value for llama-swap's state; empty for one it has no word for (stopping:
+// the model is still loaded until it is stopped).
+std::string StatusValue(const std::string& state) {
+  if (state == "stopped") return "unloaded";
+  if (state == "starting") return "loading";
+  if (state == "ready") return "loaded";
+  return "";
+}
+
+// One stream's state, on the thread that writes it.
+struct Reader {
+  std::unique_ptr<EventHub::Subscription> subscription;
+  std::map<std::string, std::string> told;  // model -> the status value last sent
+  Clock::time_point quiet_since;
+
+  // The frames for one of the hub's frames ("event:message\ndata:{type, data: "<json>"}").
+  std::string Translate(const std::string& hub_frame) {
+    const size_t at = hub_frame.find("data:");
+    if (at == std::string::npos) return "";
+    const nlohmann::json envelope = nlohmann::json::parse(hub_frame.substr(at + 5), nullptr, false);
+    if (!envelope.is_object() || !envelope.contains("type")) return "";
+    const std::string type = envelope.value("type", "");
+    if (type != "modelStatus" && type != "loading") return "";
+    const nlohmann::json data =
+        nlohmann::json::parse(envelope.value("data", std::string()), nullptr, false);
+    std::string out;
+    if (type == "modelStatus" && data.is_array()) {
+      for (const nlohmann::json& m : data) {
+        if (!m.is_object() || !m.value("peerID", std::string()).empty()) continue;
+        const std::string id = m.value("id", "");
+        const std::string value = StatusValue(m.value("state", ""));
+        if (value.empty() || told[id] == value) continue;
+        told[id] = value;
+        nlohmann::json status = {{"value", value}};
+        if (m.contains("last_error")) status["failed"] = true;
+        out += Frame(id, status);
+      }
+    } else if (type == "loading" && data.is_object()) {
+      const std::string id = data.value("model", "");
+      const std::string stage = data.value("stage", "");
+      nlohmann::json status;
+      if (stage == "ready") {
+        status = {{"value", "loaded"}};
+      } else if (stage == "failed") {
+        status = {{"value", "unloaded"}, {"failed", true}};
+      } else {
+        const nlohmann::json progress = data.value("progress", nlohmann::json());
+        status = {{"value", "loading"},
+                  {"progress",
+                   {{"stages", {"text_model"}},
+                    {"current", "text_model"},
+                    {"value", progress.is_number() ? progress : nlohmann::json(0.0)}}}};
+      }
+      told[id] = status["value"];
+      out += Frame(id, status);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+void AddModelSseRoute(FrontDoor& door, std::shared_ptr<EventHub> events) {
+  door.AddRoute(
+      "GET", "/models/sse",
+      [&door, events](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        auto reader = std::make_shared<Reader>();
+        reader->subscription = events->Subscribe();
+        reader->quiet_since = Clock::now();
+        res.headers.Set("Cache-Control", "no-cache");
+        res.headers.Set("X-Accel-Buffering", "no");
+        res.SetStream("text/event-stream", [&door, reader](BodyWriter& out, RequestContext&) {
+          if (door.shutting_down()) {
+            out.End();
+            return true;
+          }
+          EventHub::Subscription::Batch batch = reader->subscription->Next(kStreamPoll);
+          std::string text;
+          for (const EventFrame& frame : batch.frames) text += reader->Translate(*frame);
+          const auto now = Clock::now();
+          if (text.empty()) {
+            if (now - reader->quiet_since < kKeepAliveAfter) return true;
+            text = ":\n\n";  // a client that left is noticed
+          }
+          reader->quiet_since = now;
+          return out.Write(text);
+        });
+      });
+}
+
+}  // namespace swapd
