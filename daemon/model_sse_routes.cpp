@@ -10,7 +10,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <string_view>
 
 #include "daemon/event_hub.h"
 #include "daemon/service_routes.h"
@@ -37,6 +37,10 @@ std::string StatusValue(const std::string& state) {
   return "";
 }
 
+bool EndsWith(std::string_view text, std::string_view end) {
+  return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
+}
+
 // One stream's state, on the thread that writes it.
 struct Reader {
   std::unique_ptr<EventHub::Subscription> subscription;
@@ -45,6 +49,12 @@ struct Reader {
 
   // The frames for one of the hub's frames ("event:message\ndata:{type, data: "<json>"}").
   std::string Translate(const std::string& hub_frame) {
+    // The envelope's keys are sorted, "type" last: the frames not for this stream (a logData
+    // frame may be 256 KiB) are passed over without parsing them.
+    if (!EndsWith(hub_frame, "\"type\":\"modelStatus\"}\n\n") &&
+        !EndsWith(hub_frame, "\"type\":\"loading\"}\n\n")) {
+      return "";
+    }
     const size_t at = hub_frame.find("data:");
     if (at == std::string::npos) return "";
     const nlohmann::json envelope = nlohmann::json::parse(hub_frame.substr(at + 5), nullptr, false);
