@@ -50,7 +50,7 @@ TEST_CASE("CaptureBuilder: redacted headers, the bodies, nothing when off", "[un
   headers.Add("x-api-key", "sk-other");
   headers.Add("Cookie", "session=1");
   headers.Add("Content-Type", "application/json");
-  CaptureBuilder builder(1000, "/v1/chat/completions", &headers, R"({"model":"m"})");
+  CaptureBuilder builder(4000, "/v1/chat/completions", &headers, R"({"model":"m"})");
   HttpHeaders answer;
   answer.Add("Set-Cookie", "a=b");
   answer.Add("X-Backend", "fake");
