@@ -91,6 +91,8 @@ struct Reader {
                     {"current", "text_model"},
                     {"value", progress.is_number() ? progress : nlohmann::json(0.0)}}}};
       }
+      // modelStatus may have told "loaded" already: a status goes out once, progress each time.
+      if (!status.contains("progress") && told[id] == status["value"]) return out;
       told[id] = status["value"];
       out += Frame(id, status);
     }
