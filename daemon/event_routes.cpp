@@ -1,14 +1,13 @@
 // GET /api/events. On connect: the log history (two logData events), the kept states
 // (modelStatus, uiConfig, profileChanged: llama-swap's order), then the in-flight requests
 // (inflight snapshot). A reader that lost events gets the kept states and an inflight snapshot
-// again. The stream waits for frames with a short timeout, so that a stopping server
-// and a shutdown end it promptly, and sends an SSE comment after a quiet while: a client that
-// left is noticed, and proxies in between keep the connection.
+// again. The stream itself is ServeEvents' (daemon/event_response.h).
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "daemon/event_hub.h"
+#include "daemon/event_response.h"
 #include "daemon/log_events.h"
 #include "daemon/log_hub.h"
 #include "daemon/service_routes.h"
@@ -18,8 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kStreamPoll = std::chrono::milliseconds(200);
-constexpr auto kKeepAliveAfter = std::chrono::seconds(15);
 // A stream writes at most this often: what came in between goes in one write. Each proxied
 // request publishes events (inflight, activity, logData); 50 readers woken for each would take the
 // CPU from the requests (bench/events_bench.sh: 7% of the throughput). A dashboard sees no delay.
@@ -27,16 +24,15 @@ constexpr auto kPace = std::chrono::milliseconds(100);
 // A slow reader's losses are logged at most this often: each log line is an event too.
 constexpr auto kDropWarningEvery = std::chrono::seconds(10);
 
-// One stream's state, on the thread that writes it.
-struct Reader {
-  std::unique_ptr<EventHub::Subscription> subscription;
+// What a stream knows of the events it lost, on the thread that writes it.
+struct Losses {
   std::string address;
-  Clock::time_point quiet_since;  // the last write
-  Clock::time_point warned_at;    // the last warning about lost events
-  uint64_t unwarned = 0;          // lost since then
+  Clock::time_point warned_at;  // the last warning about lost events
+  uint64_t unwarned = 0;        // lost since then
 
-  void Dropped(uint64_t dropped, Clock::time_point now) {
+  void Dropped(uint64_t dropped) {
     unwarned += dropped;
+    const auto now = Clock::now();
     if (unwarned == 0 || now - warned_at < kDropWarningEvery) return;
     spdlog::warn("/api/events reader {} is too slow: {} events dropped", address, unwarned);
     unwarned = 0;
@@ -66,50 +62,37 @@ void AddEventRoutes(FrontDoor& door, std::shared_ptr<EventHub> events, std::shar
   door.inflight().SetListener(
       {[events] { return events->readers() > 0; },
        [events](const nlohmann::json& data) { events->Publish("inflight", data); }});
-  door.AddRoute(
-      "GET", "/api/events",
-      [&door, events, logs, &log_events](const HttpRequest& req, HttpResponse& res,
-                                         RequestContext&) {
-        auto reader = std::make_shared<Reader>();
-        // Under the log's lock: no line is both in the history and sent live; under the in-flight
-        // table's: no request change is both in the snapshot and sent live, or in neither.
-        logs->WithHistory([&](const std::vector<LogLine>& history) {
-          log_events.Flush();
-          door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
-            reader->subscription =
-                events->Subscribe(HistoryFrames(history), {MakeEventFrame("inflight", snapshot)});
-          });
-        });
-        reader->address = req.remote_addr;
-        reader->quiet_since = Clock::now();
-        res.headers.Set("Cache-Control", "no-cache");
-        res.headers.Set("X-Accel-Buffering", "no");
-        res.SetStream("text/event-stream", [&door, reader](BodyWriter& out, RequestContext&) {
-          if (door.shutting_down()) {
-            out.End();
-            return true;
-          }
-          EventHub::Subscription::Batch batch = reader->subscription->Next(kStreamPoll, kPace);
-          const auto now = Clock::now();
-          reader->Dropped(batch.dropped, now);
-          if (batch.frames.empty()) {
-            if (now - reader->quiet_since < kKeepAliveAfter) return true;
-            reader->quiet_since = now;
-            return out.Write(":\n\n");
-          }
-          reader->quiet_since = now;
-          std::string text;
-          for (const EventFrame& frame : batch.frames) text += *frame;
-          if (batch.dropped > 0) {
-            // The hub sent the kept states again; what it lost of the requests in flight, a new
-            // snapshot replaces (changes told after it apply to it).
-            door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
-              text += *MakeEventFrame("inflight", snapshot);
-            });
-          }
-          return out.Write(text);
-        });
-      });
+  door.AddRoute("GET", "/api/events",
+                [&door, events, logs, &log_events](const HttpRequest& req, HttpResponse& res,
+                                                   RequestContext&) {
+                  std::unique_ptr<EventHub::Subscription> subscription;
+                  // Under the log's lock: no line is both in the history and sent live; under the
+                  // in-flight table's: no request change is both in the snapshot and sent live, or
+                  // in neither.
+                  logs->WithHistory([&](const std::vector<LogLine>& history) {
+                    log_events.Flush();
+                    door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
+                      subscription = events->Subscribe(HistoryFrames(history),
+                                                       {MakeEventFrame("inflight", snapshot)});
+                    });
+                  });
+                  ServeEvents(door, res, std::move(subscription), kPace,
+                              [&door, losses = Losses{req.remote_addr, {}, 0}](
+                                  const EventHub::Subscription::Batch& batch) mutable {
+                                losses.Dropped(batch.dropped);
+                                std::string text;
+                                for (const EventFrame& frame : batch.frames) text += *frame;
+                                if (batch.dropped > 0) {
+                                  // The hub sent the kept states again; what it lost of the
+                                  // requests in flight, a new snapshot replaces (changes told after
+                                  // it apply to it).
+                                  door.inflight().WithSnapshot([&](const nlohmann::json& snapshot) {
+                                    text += *MakeEventFrame("inflight", snapshot);
+                                  });
+                                }
+                                return text;
+                              });
+                });
 }
 
 }  // namespace swapd

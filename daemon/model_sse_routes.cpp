@@ -13,15 +13,11 @@
 #include <string_view>
 
 #include "daemon/event_hub.h"
+#include "daemon/event_response.h"
 #include "daemon/service_routes.h"
 
 namespace swapd {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-constexpr auto kStreamPoll = std::chrono::milliseconds(200);
-constexpr auto kKeepAliveAfter = std::chrono::seconds(15);
 
 std::string Frame(const std::string& model, const nlohmann::json& data) {
   nlohmann::json frame = {{"model", model}, {"event", "model_status"}, {"data", data}};
@@ -43,9 +39,7 @@ bool EndsWith(std::string_view text, std::string_view end) {
 
 // One stream's state, on the thread that writes it.
 struct Reader {
-  std::unique_ptr<EventHub::Subscription> subscription;
   std::map<std::string, std::string> told;  // model -> the status value last sent
-  Clock::time_point quiet_since;
 
   // The frames for one of the hub's frames ("event:message\ndata:{type, data: "<json>"}").
   std::string Translate(const std::string& hub_frame) {
@@ -103,31 +97,18 @@ struct Reader {
 }  // namespace
 
 void AddModelSseRoute(FrontDoor& door, std::shared_ptr<EventHub> events) {
-  door.AddRoute(
-      "GET", "/models/sse",
-      [&door, events](const HttpRequest&, HttpResponse& res, RequestContext&) {
-        auto reader = std::make_shared<Reader>();
-        reader->subscription = events->Subscribe();
-        reader->quiet_since = Clock::now();
-        res.headers.Set("Cache-Control", "no-cache");
-        res.headers.Set("X-Accel-Buffering", "no");
-        res.SetStream("text/event-stream", [&door, reader](BodyWriter& out, RequestContext&) {
-          if (door.shutting_down()) {
-            out.End();
-            return true;
-          }
-          EventHub::Subscription::Batch batch = reader->subscription->Next(kStreamPoll);
-          std::string text;
-          for (const EventFrame& frame : batch.frames) text += reader->Translate(*frame);
-          const auto now = Clock::now();
-          if (text.empty()) {
-            if (now - reader->quiet_since < kKeepAliveAfter) return true;
-            text = ":\n\n";  // a client that left is noticed
-          }
-          reader->quiet_since = now;
-          return out.Write(text);
-        });
-      });
+  door.AddRoute("GET", "/models/sse",
+                [&door, events](const HttpRequest&, HttpResponse& res, RequestContext&) {
+                  ServeEvents(
+                      door, res, events->Subscribe(), std::chrono::milliseconds(0),
+                      [reader = Reader{}](const EventHub::Subscription::Batch& batch) mutable {
+                        std::string text;
+                        for (const EventFrame& frame : batch.frames) {
+                          text += reader.Translate(*frame);
+                        }
+                        return text;
+                      });
+                });
 }
 
 }  // namespace swapd

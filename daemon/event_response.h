@@ -1,0 +1,26 @@
+// ServeEvents: answers a request with a Server-Sent Events stream of an EventHub subscription, as
+// GET /api/events and GET /models/sse do: no caching or proxy buffering; `render` makes a batch's
+// text ("" when nothing of it is for this stream); an SSE comment after 15 s of silence, so that a
+// client that left is noticed and proxies in between keep the connection; the end when swapd
+// shuts down. The stream waits for frames with a short timeout, so that the end is prompt.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "daemon/event_hub.h"
+#include "frontdoor/front_door.h"
+
+namespace swapd {
+
+// Called on the stream's thread, one batch at a time: may keep state of its own.
+using EventRender = std::function<std::string(const EventHub::Subscription::Batch& batch)>;
+
+// A batch with frames comes no sooner than `pace` after the previous one (Subscription::Next).
+void ServeEvents(const FrontDoor& door, HttpResponse& res,
+                 std::unique_ptr<EventHub::Subscription> subscription,
+                 std::chrono::milliseconds pace, EventRender render);
+
+}  // namespace swapd
