@@ -138,23 +138,26 @@ LoadProgress LoadWatch::Progress() const {
 LoadEstimate EstimateLoad(const LoadProgress& parsed, std::chrono::milliseconds elapsed,
                           std::optional<std::chrono::milliseconds> expected) {
   LoadEstimate out;
+  constexpr double kMost = 0.99;  // 1 is the Router's word, not the output's
   if (parsed.stage == LoadStage::kReady) {
-    out.progress = 1.0;
+    out.stage = ToString(LoadStage::kWarmup);
+    out.progress = kMost;
     out.eta_seconds = 0.0;
     return out;
   }
+  out.stage = ToString(parsed.stage);
   const bool known = expected && expected->count() > 0;
   const double by_time = known ? Seconds(elapsed) / Seconds(*expected) : 0.0;
   std::optional<double> eta_by_time;
   if (known) eta_by_time = std::max(0.0, Seconds(*expected - elapsed));
   if (!parsed.fraction) {
     if (known) {
-      out.progress = std::min(0.99, by_time);
+      out.progress = std::min(kMost, by_time);
       out.eta_seconds = eta_by_time;
     }
     return out;
   }
-  const double f = std::clamp(*parsed.fraction, 0.0, 0.99);
+  const double f = std::clamp(*parsed.fraction, 0.0, kMost);
   out.progress = f;
   std::optional<double> eta_by_rate;
   if (f >= kRateTrustedFrom) eta_by_rate = Seconds(elapsed) * (1.0 - f) / f;

@@ -66,9 +66,13 @@ class LoadWatch {
   LoadOutputParser parser_;  // Guarded by mu_
 };
 
-// What a loading event shows: a share done and the seconds left, either unknown.
+// How a start under way looks: its stage, the share done and the seconds left, the last two
+// perhaps unknown. The output says "ready" a moment before the readiness probe agrees; until the
+// Router reports ready, such a start shows stage "warmup" at 0.99, so that nothing that reads a
+// start under way (the loading event, sendLoadingState's text) ever says done early.
 struct LoadEstimate {
-  std::optional<double> progress;  // 0..1, below 1 until ready
+  const char* stage = "starting";  // ToString(LoadStage), never "ready"
+  std::optional<double> progress;  // 0..0.99
   std::optional<double> eta_seconds;
 };
 

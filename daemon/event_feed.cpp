@@ -28,14 +28,9 @@ nlohmann::json LoadingJson(const ModelSnapshot& s, EventFeed::Clock::duration el
   const LoadEstimate estimate =
       EstimateLoad(parsed, std::chrono::duration_cast<std::chrono::milliseconds>(elapsed),
                    s.expected_load.count() > 0 ? std::optional(s.expected_load) : std::nullopt);
-  // Parsed "ready" comes a moment before the probe agrees: still a start until the Router's event,
-  // so its progress stays below 1 (the `ready` event says 1).
-  const char* stage = parsed.stage == LoadStage::kReady ? "warmup" : ToString(parsed.stage);
-  std::optional<double> progress = estimate.progress;
-  if (progress) progress = std::min(0.99, *progress);
   return {{"model", s.id},
-          {"stage", stage},
-          {"progress", OrNull(progress)},
+          {"stage", estimate.stage},
+          {"progress", OrNull(estimate.progress)},
           {"eta_seconds", OrNull(estimate.eta_seconds)}};
 }
 

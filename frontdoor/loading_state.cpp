@@ -105,10 +105,8 @@ std::string FrontDoor::LoadingLine(const std::string& model) {
     const LoadEstimate estimate =
         EstimateLoad(s.backend.load, std::chrono::duration_cast<std::chrono::milliseconds>(took),
                      s.expected_load.count() > 0 ? std::optional(s.expected_load) : std::nullopt);
-    const char* stage =
-        s.backend.load.stage == LoadStage::kProcess ? "starting" : ToString(s.backend.load.stage);
     std::string line =
-        std::string(stage) + ": " + Seconds(std::chrono::duration<double>(took).count());
+        std::string(estimate.stage) + ": " + Seconds(std::chrono::duration<double>(took).count());
     if (estimate.progress) {
       line += ", " + std::to_string(static_cast<int>(*estimate.progress * 100)) + "%";
     }

@@ -185,7 +185,13 @@ TEST_CASE("EstimateLoad: history alone, output alone, both", "[unit][loadprogres
   CHECK(*EstimateLoad(early, 100ms, 10000ms).eta_seconds == Approx(9.9));
 
   LoadProgress ready{LoadStage::kReady, 1.0};
-  CHECK(*EstimateLoad(ready, 100ms, std::nullopt).progress == 1.0);
+  // Parsed ready is not yet the probe's ready: a start under way never says done.
+  LoadEstimate parsed_ready = EstimateLoad(ready, 100ms, std::nullopt);
+  CHECK(*parsed_ready.progress < 1.0);
+  CHECK(std::string(parsed_ready.stage) == "warmup");
+  CHECK(*parsed_ready.eta_seconds == 0.0);
+  CHECK(std::string(EstimateLoad(half, 4000ms, std::nullopt).stage) == "tensors");
+  CHECK(std::string(EstimateLoad(nothing, 10ms, std::nullopt).stage) == "starting");
 }
 
 }  // namespace
