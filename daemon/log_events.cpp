@@ -15,21 +15,15 @@ std::string SkippedLine(uint64_t skipped) {
 }  // namespace
 
 LogEvents::LogEvents(LogHub& logs, EventHub& hub, LogEventLimits limits)
-    : logs_(logs), hub_(hub), limits_(limits) {
+    : logs_(logs), hub_(hub), limits_(limits), pacer_(limits.every, [this] { Flush(); }) {
   proxy_.allowance = upstream_.allowance = static_cast<double>(limits_.burst_bytes);
-  refilled_ = flushed_ = Clock::now();
-  thread_ = std::thread([this] { Run(); });
+  refilled_ = Clock::now();
   logs_.SetListener([this](const LogLine& line) { Add(line); });
 }
 
 LogEvents::~LogEvents() {
   logs_.SetListener(nullptr);  // under the hub's lock: no Add runs after this
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+  pacer_.Stop();
 }
 
 void LogEvents::Add(const LogLine& line) {
@@ -55,10 +49,7 @@ void LogEvents::Add(const LogLine& line) {
     pending.text += line.text;
     pending.text += '\n';
   }
-  if (!due_) {
-    due_ = true;
-    wake_.notify_one();
-  }
+  pacer_.Poke();
 }
 
 void LogEvents::Flush() {
@@ -71,8 +62,6 @@ void LogEvents::Publish() {
   Pending upstream;
   {
     std::lock_guard lock(mu_);
-    due_ = false;
-    flushed_ = Clock::now();
     std::swap(proxy.text, proxy_.text);
     std::swap(proxy.skipped, proxy_.skipped);
     std::swap(upstream.text, upstream_.text);
@@ -86,22 +75,6 @@ void LogEvents::Publish() {
   if (!proxy.text.empty()) hub_.Publish("logData", {{"source", "proxy"}, {"data", proxy.text}});
   if (!upstream.text.empty()) {
     hub_.Publish("logData", {{"source", "upstream"}, {"data", upstream.text}});
-  }
-}
-
-void LogEvents::Run() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    wake_.wait(lock, [&] { return stop_ || due_; });
-    if (stop_) return;
-    if (wake_.wait_until(lock, flushed_ + limits_.every, [&] { return stop_; })) return;
-    // Publish takes mu_ itself; publish_mu_ comes first (Flush's order).
-    lock.unlock();
-    {
-      std::lock_guard publishing(publish_mu_);
-      Publish();
-    }
-    lock.lock();
   }
 }
 

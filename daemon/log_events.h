@@ -10,13 +10,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "base/pacer.h"
 #include "daemon/event_hub.h"
 #include "daemon/log_hub.h"
 
@@ -24,7 +23,7 @@ namespace swapd {
 
 struct LogEventLimits {
   std::chrono::milliseconds every{100};
-  size_t burst_bytes = 256u << 10;       // per source
+  size_t burst_bytes = 256u << 10;      // per source
   size_t bytes_per_second = 64u << 10;  // per source, once the burst is spent
 };
 
@@ -53,22 +52,17 @@ class LogEvents {
 
   void Add(const LogLine& line);  // the LogHub's listener: under its lock, quick
   void Publish();                 // publish_mu_ held
-  void Run();
 
   LogHub& logs_;
   EventHub& hub_;
   const LogEventLimits limits_;
   std::mutex publish_mu_;  // one Publish at a time: an event is out before a reader subscribes
   mutable std::mutex mu_;
-  std::condition_variable wake_;
   Pending proxy_;               // Guarded by mu_
   Pending upstream_;            // Guarded by mu_
   Clock::time_point refilled_;  // Guarded by mu_; when the allowances were last topped up
-  Clock::time_point flushed_;   // Guarded by mu_
   uint64_t skipped_ = 0;        // Guarded by mu_
-  bool due_ = false;            // Guarded by mu_
-  bool stop_ = false;           // Guarded by mu_
-  std::thread thread_;
+  Pacer pacer_;                 // last: its thread ends before the rest goes
 };
 
 // Its Prometheus line: swapd_events_log_lines_skipped_total.

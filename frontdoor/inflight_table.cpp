@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <iterator>
 #include <set>
 
+#include "base/pacer.h"
 #include "frontdoor/proxy_message.h"
 
 namespace swapd {
@@ -105,46 +105,41 @@ int64_t Nanos(Clock::time_point t) {
 
 // What the table and its requests share; outlives the table while requests hold it.
 struct InflightRequest::Shared {
+  explicit Shared(std::chrono::milliseconds flush_every)
+      : pacer(flush_every, [this] {
+          std::lock_guard lock(mu);
+          Flush();
+        }) {}
+
   mutable std::mutex mu;
-  std::condition_variable wake;  // the flusher: a change is due, or stop
   // Guarded by mu:
   std::map<uint64_t, InflightRequest*> requests;  // by id, so oldest first
   InflightListener listener;
   std::set<uint64_t> changed;        // requests with an upsert due
   std::set<uint64_t> told;           // requests readers know of: their end is told
   std::vector<std::string> removed;  // ids of told requests that ended since the last flush
-  bool due = false;
-  bool stop = false;
-  Clock::time_point flushed;  // the last flush
-  // Changes are told in batches at most this often: a request that starts and ends between two
-  // is never told (bench/events_bench.sh: an event per change took a third of the throughput of
-  // small requests with 50 readers).
-  std::chrono::milliseconds flush_every{100};
   std::atomic<uint64_t> next_id{0};
+  // Changes are told in batches at most every flush_every: a request that starts and ends between
+  // two is never told (bench/events_bench.sh: an event per change took a third of the throughput
+  // of small requests with 50 readers). Last: its thread ends before the rest goes.
+  Pacer pacer;
 
   // mu held.
   bool Watched() const { return listener.publish && (!listener.watched || listener.watched()); }
   void Upsert(const InflightRequest& r) {
     if (!Watched()) return;
     changed.insert(r.number_);
-    Due();
+    pacer.Poke();
   }
   void Ended(uint64_t number, const std::string& id) {
     changed.erase(number);
     if (told.erase(number) > 0) {
       removed.push_back(id);
-      Due();
+      pacer.Poke();
     }
   }
-  void Due() {
-    if (due) return;
-    due = true;
-    wake.notify_one();
-  }
-  // Tells what changed since the last flush: upserts, then removes.
+  // Tells what changed since the last flush: upserts, then removes. mu held.
   void Flush() {
-    due = false;
-    flushed = Clock::now();
     if (!Watched()) {  // no one to tell; a new reader starts from a snapshot
       changed.clear();
       removed.clear();
@@ -159,16 +154,6 @@ struct InflightRequest::Shared {
     changed.clear();
     for (const std::string& id : removed) listener.publish({{"operation", "remove"}, {"id", id}});
     removed.clear();
-  }
-  // The flusher thread: a due change waits for the interval since the last flush.
-  void Run() {
-    std::unique_lock lock(mu);
-    while (true) {
-      wake.wait(lock, [&] { return stop || due; });
-      if (stop) return;
-      if (wake.wait_until(lock, flushed + flush_every, [&] { return stop; })) return;
-      Flush();
-    }
   }
 };
 
@@ -234,18 +219,11 @@ nlohmann::json InflightRequest::EntryJson() const {
 }
 
 InflightTable::InflightTable(std::chrono::milliseconds flush_every)
-    : shared_(std::make_shared<InflightRequest::Shared>()) {
-  shared_->flush_every = flush_every;
-  flusher_ = std::thread([shared = shared_] { shared->Run(); });
-}
+    : shared_(std::make_shared<InflightRequest::Shared>(flush_every)) {}
 
 InflightTable::~InflightTable() {
-  {
-    std::lock_guard lock(shared_->mu);
-    shared_->stop = true;
-  }
-  shared_->wake.notify_all();
-  flusher_.join();
+  // Requests may outlive the table (they hold Shared); nothing is told once it is gone.
+  shared_->pacer.Stop();
 }
 
 void InflightTable::SetListener(InflightListener listener) {

@@ -31,7 +31,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "http/http1_response.h"
@@ -116,7 +115,6 @@ class InflightTable {
 
  private:
   std::shared_ptr<InflightRequest::Shared> shared_;
-  std::thread flusher_;
 };
 
 // Whether a request `method` `path` is model-dispatched (inference) as llama-swap counts it.

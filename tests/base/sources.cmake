@@ -1,0 +1,1 @@
+list(APPEND SWAPD_TEST_SOURCES base/pacer_test.cpp)
