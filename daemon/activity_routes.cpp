@@ -7,6 +7,7 @@
 
 #include "daemon/activity_log.h"
 #include "daemon/capture_store.h"
+#include "daemon/query_params.h"
 #include "daemon/service_routes.h"
 #include "daemon/time_text.h"
 #include "frontdoor/error_response.h"
@@ -48,33 +49,10 @@ Status BadQuery(const std::string& message) {
   return Status::Error(ErrorCode::kInvalidArgument, message);
 }
 
-std::string Trimmed(std::string_view text) {
-  const size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return "";
-  return std::string(text.substr(begin, text.find_last_not_of(" \t") - begin + 1));
-}
-
-// An optional whole number >= `min` from ?name=; 0 when absent.
-Result<int64_t> Number(const HttpRequest& req, const char* name, int64_t min, int64_t max,
-                       const std::string& wrong) {
-  auto raw = req.Param(name);
-  if (!raw || Trimmed(*raw).empty()) return int64_t{0};
-  const std::string text = Trimmed(*raw);
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    return BadQuery(wrong);
-  }
-  if (used != text.size() || value < min || value > max) return BadQuery(wrong);
-  return value;
-}
-
 Result<std::optional<int64_t>> Time(const HttpRequest& req, const char* name) {
   auto raw = req.Param(name);
-  if (!raw || Trimmed(*raw).empty()) return std::optional<int64_t>();
-  std::optional<int64_t> at = ParseRfc3339(Trimmed(*raw));
+  if (!raw || TrimBlanks(*raw).empty()) return std::optional<int64_t>();
+  std::optional<int64_t> at = ParseRfc3339(TrimBlanks(*raw));
   if (!at) {
     return BadQuery(std::string("invalid '") + name + "' timestamp, use RFC3339 format");
   }
@@ -85,7 +63,7 @@ Result<std::optional<int64_t>> Time(const HttpRequest& req, const char* name) {
 Result<ActivityQuery> QueryOf(const HttpRequest& req) {
   ActivityQuery q;
   for (const auto& [key, value] : req.params) {  // ?model=a&model=b: either
-    if (key == "model" && !Trimmed(value).empty()) q.filter.models.push_back(Trimmed(value));
+    if (key == "model" && !TrimBlanks(value).empty()) q.filter.models.push_back(TrimBlanks(value));
   }
   auto start = Time(req, "start");
   if (!start.ok()) return start.status();
@@ -96,27 +74,27 @@ Result<ActivityQuery> QueryOf(const HttpRequest& req) {
   if (q.filter.start && q.filter.end && *q.filter.start > *q.filter.end) {
     return BadQuery("start must be before end");
   }
-  auto min_id = Number(req, "min_id", 1, INT64_MAX, "min_id must be >= 1");
+  auto min_id = QueryInteger(req, "min_id", 1, INT64_MAX, "min_id must be >= 1");
   if (!min_id.ok()) return min_id.status();
-  auto max_id = Number(req, "max_id", 1, INT64_MAX, "max_id must be >= 1");
+  auto max_id = QueryInteger(req, "max_id", 1, INT64_MAX, "max_id must be >= 1");
   if (!max_id.ok()) return max_id.status();
-  q.filter.min_id = min_id.value();
-  q.filter.max_id = max_id.value();
+  q.filter.min_id = min_id.value().value_or(0);
+  q.filter.max_id = max_id.value().value_or(0);
   if (q.filter.min_id > 0 && q.filter.max_id > 0 && q.filter.min_id > q.filter.max_id) {
     return BadQuery("min_id must be <= max_id");
   }
-  auto limit = Number(req, "limit", 1, 999, "limit must be between 1 and 999");
+  auto limit = QueryInteger(req, "limit", 1, 999, "limit must be between 1 and 999");
   if (!limit.ok()) return limit.status();
-  if (limit.value() > 0) q.limit = static_cast<int>(limit.value());
-  auto page = Number(req, "page", 1, INT32_MAX, "page must be >= 1");
+  if (limit.value()) q.limit = static_cast<int>(*limit.value());
+  auto page = QueryInteger(req, "page", 1, INT32_MAX, "page must be >= 1");
   if (!page.ok()) return page.status();
-  if (page.value() > 0) q.page = static_cast<int>(page.value());
-  if (auto sort = req.Param("sort"); sort && !Trimmed(*sort).empty()) {
-    if (!IsActivitySortKey(Trimmed(*sort))) return BadQuery("invalid sort column");
-    q.sort = Trimmed(*sort);
+  if (page.value()) q.page = static_cast<int>(*page.value());
+  if (auto sort = req.Param("sort"); sort && !TrimBlanks(*sort).empty()) {
+    if (!IsActivitySortKey(TrimBlanks(*sort))) return BadQuery("invalid sort column");
+    q.sort = TrimBlanks(*sort);
   }
-  if (auto order = req.Param("order"); order && !Trimmed(*order).empty()) {
-    std::string o = Trimmed(*order);
+  if (auto order = req.Param("order"); order && !TrimBlanks(*order).empty()) {
+    std::string o = TrimBlanks(*order);
     for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (o != "asc" && o != "desc") return BadQuery("order must be asc or desc");
     q.ascending = o == "asc";
@@ -151,7 +129,7 @@ void AddActivityRoutes(FrontDoor& door, ActivityLog& activity, const CaptureStor
                 [&activity](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
                   ctx.WillBlock();
                   Result<ActivityStats> stats =
-                      activity.store().Stats(Trimmed(req.Param("model").value_or("")));
+                      activity.store().Stats(TrimBlanks(req.Param("model").value_or("")));
                   if (!stats.ok()) return SetErrorResponse(res, stats.status());
                   const ActivityStats& s = stats.value();
                   res.SetBody(json{{"total_requests", s.total_requests},

@@ -4,6 +4,7 @@
 
 #include "daemon/footprint_monitor.h"
 #include "daemon/memory_json.h"
+#include "daemon/query_params.h"
 #include "daemon/service_routes.h"
 #include "daemon/time_text.h"
 #include "frontdoor/error_response.h"
@@ -24,15 +25,6 @@ json RecordJson(const FootprintRecord& r) {
           {"vram_bytes", vram},           {"learned", FootprintJson(r.learned)}};
 }
 
-// ?limit=: 1 to HistoryStore::kRowsPerModel, kDefaultLimit when absent; 0 when malformed.
-int LimitOf(const HttpRequest& req) {
-  const std::optional<std::string_view> raw = req.Param("limit");
-  if (!raw || raw->empty()) return kDefaultLimit;
-  if (raw->size() > 4 || raw->find_first_not_of("0123456789") != std::string_view::npos) return 0;
-  const int limit = std::stoi(std::string(*raw));
-  return limit <= HistoryStore::kRowsPerModel ? limit : 0;
-}
-
 }  // namespace
 
 void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory) {
@@ -43,15 +35,13 @@ void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory) {
                     return SetErrorResponse(res, Status::Error(ErrorCode::kInvalidArgument,
                                                                "missing ?model= (a model id)"));
                   }
-                  const int limit = LimitOf(req);
-                  if (limit <= 0) {
-                    return SetErrorResponse(
-                        res, Status::Error(ErrorCode::kInvalidArgument,
-                                           "limit must be a whole number from 1 to " +
-                                               std::to_string(HistoryStore::kRowsPerModel)));
-                  }
+                  const auto limit = QueryInteger(req, "limit", 1, HistoryStore::kRowsPerModel,
+                                                  "limit must be a whole number from 1 to " +
+                                                      std::to_string(HistoryStore::kRowsPerModel));
+                  if (!limit.ok()) return SetErrorResponse(res, limit.status());
                   ctx.WillBlock();  // a query of the database
-                  Result<std::vector<FootprintRecord>> records = memory.History(model, limit);
+                  Result<std::vector<FootprintRecord>> records = memory.History(
+                      model, static_cast<int>(limit.value().value_or(kDefaultLimit)));
                   if (!records.ok()) return SetErrorResponse(res, records.status());
                   json rows = json::array();
                   for (const FootprintRecord& r : records.value()) rows.push_back(RecordJson(r));
