@@ -24,17 +24,20 @@ class GateFileReader {
   explicit GateFileReader(std::string file) : file_(std::move(file)) {}
 
   Result<std::vector<Gate>> Read(std::string_view text) {
-    YAML::Node root;
+    std::vector<Gate> gates;
     try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
+      gates = ReadGates(YAML::Load(std::string(text)));
+    } catch (const YAML::Exception& e) {  // a syntax error, or a node yaml-cpp would not give
       Error(e.mark, e.msg);
-      return Finish({});
     }
-    const YAML::Node& top = root;
+    return Finish(std::move(gates));
+  }
+
+ private:
+  std::vector<Gate> ReadGates(const YAML::Node& top) {
     // Node's operator= writes through to the node it refers to; reset() re-points it.
     YAML::Node list;
-    if (!top.IsMap()) list.reset(root);
+    if (!top.IsMap()) list.reset(top);
     if (top.IsMap()) {
       for (const auto& entry : top) {
         const std::string key = entry.first.Scalar();
@@ -60,10 +63,9 @@ class GateFileReader {
       if (!fresh)
         problems_.push_back(gate.source + ": gate \"" + gate.name + "\" is defined twice");
     }
-    return Finish(std::move(gates));
+    return gates;
   }
 
- private:
   Gate ReadGate(const YAML::Node& node) {
     Gate gate;
     gate.source = file_ + ":" + std::to_string(node.Mark().line + 1);

@@ -1,5 +1,6 @@
 #include "scoreboard/gates.h"
 
+#include <algorithm>
 #include <regex>
 
 #include "scoreboard/json_schema.h"
