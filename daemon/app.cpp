@@ -13,6 +13,7 @@
 #include "backends/router.h"
 #include "config/loader.h"
 #include "daemon/activity_log.h"
+#include "daemon/bench_store.h"
 #include "daemon/check_command.h"
 #include "daemon/config_reloader.h"
 #include "daemon/config_watcher.h"
@@ -66,6 +67,16 @@ RouterEvents RouterEventsFor(Metrics& metrics, FootprintMonitor& memory, EventFe
     feed.Stopping(model, reason);
   };
   return events;
+}
+
+// The bench store at store.path; null (the scoreboard empty) without a store or when it cannot
+// be opened (logged).
+std::unique_ptr<BenchStore> OpenBenchStore(const std::string& path) {
+  if (path.empty()) return nullptr;
+  auto opened = BenchStore::Open(path);
+  if (opened.ok()) return std::move(opened).value();
+  spdlog::warn("{}; GET /api/bench shows no results", opened.status().message());
+  return nullptr;
 }
 
 }  // namespace
@@ -138,6 +149,8 @@ int App::Run() {
         events->Publish("activity", {{"id", id}});
       },
       &captures);
+  // `swapd bench`'s results (GET /api/bench); the route reads it, so it outlives the server.
+  std::unique_ptr<BenchStore> bench_store = OpenBenchStore(config->store_path);
   FrontDoorEvents server_events;
   server_events.on_proxied = [&metrics, &memory, &activity](const ProxyRecord& record) {
     metrics.RecordRequest(record);
@@ -182,6 +195,7 @@ int App::Run() {
   AddModelSseRoute(server, events);
   AddActivityRoutes(server, activity, captures);
   AddCaptureRoutes(server, captures);
+  AddBenchRoutes(server, bench_store.get());
   AddMemoryRoutes(server, memory);
   AddUiRoutes(server);
   AddGroupRoutes(server, router);

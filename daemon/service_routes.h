@@ -2,7 +2,8 @@
 // GET /api/models (every model's state, counters, memory and last log lines; the budgets),
 // GET /api/version, POST /api/config/reload, GET /api/memory/history,
 // the log routes GET /logs, GET /logs/stream and GET /logs/stream/{model}, GET /api/events, and
-// the request history GET /api/metrics/activity and /api/metrics/stats, GET /api/captures/{id}.
+// the request history GET /api/metrics/activity and /api/metrics/stats, GET /api/captures/{id},
+// the bench scoreboard GET /api/bench.
 // The handlers run on the front door's threads; what they use must outlive the FrontDoor.
 #pragma once
 
@@ -16,6 +17,7 @@
 namespace swapd {
 
 class ActivityLog;
+class BenchStore;
 class CaptureStore;
 class EventHub;
 class FootprintMonitor;
@@ -57,5 +59,11 @@ void AddActivityRoutes(FrontDoor& door, ActivityLog& activity, const CaptureStor
 // Adds GET /api/captures/{id}: the capture of activity row `id` as llama-swap answers it ({id,
 // req_path, req_headers, req_body, resp_headers, resp_body}, bodies in base64); 404 once dropped.
 void AddCaptureRoutes(FrontDoor& door, const CaptureStore& captures);
+
+// Adds GET /api/bench (?limit= 1-1000, 100): `swapd bench`'s scoreboard, the newest row of each
+// (model, mode, partner) in `store`, newest first, read afresh on every request:
+// {rows:[{id, machine, ...BenchRow's JSON}]}. Without a store (null: store.path none, or it could
+// not be opened) the list is empty; a failed query adds `error` to the empty list.
+void AddBenchRoutes(FrontDoor& door, BenchStore* store);
 
 }  // namespace swapd

@@ -6,6 +6,7 @@ import { loadActivity, renderInflight, wireActivity } from './activity.js';
 import { renderLogs, wireLogs } from './logs.js';
 import { wirePlayground } from './playground.js';
 import { loadGroups, wireGroups } from './groups.js';
+import { loadScoreboard, wireScoreboard } from './scoreboard.js';
 
 function connectEvents() {
   const source = new EventSource('/api/events');
@@ -92,6 +93,7 @@ function showPage() {
   if (state.page === 'activity') loadActivity();
   if (state.page === 'logs') renderLogs();
   if (state.page === 'groups') loadGroups();
+  if (state.page === 'scoreboard') loadScoreboard();
   // On the first load the stream's modelStatus asks for the details: not twice.
   if (state.page === 'models' && state.models.length > 0) refreshDetails();
 }
@@ -100,6 +102,7 @@ wireActivity();
 wireLogs();
 wirePlayground();
 wireGroups();
+wireScoreboard();
 window.addEventListener('hashchange', showPage);
 connectEvents();
 showPage();

@@ -2,17 +2,20 @@
 // the real swapd with fake backends on loopback (ephemeral ports). It loads a model from the
 // Models page and watches it go starting -> ready live, chats in the Playground and sees the tokens
 // stream, finds the request in Activity, sees log lines arrive, asks the Groups page what a request
-// would stop, opens a request's capture from Activity, and fails on any console error. Screenshots go to $SCREENSHOT_DIR when set.
+// would stop, opens a request's capture from Activity, shows the Scoreboard of a store seeded with
+// bench rows (by bench-seed, built beside swapd), and fails on any console error. Screenshots go to
+// $SCREENSHOT_DIR when set.
 //
 //   node tests/browser/dashboard.test.mjs --swapd build/bin/swapd --fake build/bin/fake-llama-server
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { freePort, launchChromium, option } from './support.mjs';
 
 const swapdBinary = resolve(option('--swapd', 'build/bin/swapd'));
 const fakeBinary = resolve(option('--fake', 'build/bin/fake-llama-server'));
+const benchSeedBinary = resolve(option('--bench-seed', join(dirname(swapdBinary), 'bench-seed')));
 const screenshots = process.env.SCREENSHOT_DIR;
 // Generous: a loaded 2-core machine, and sanitizer builds of swapd.
 const TIMEOUT = 30_000;
@@ -54,8 +57,10 @@ const model = (id, loadMs, tokensPerSecond, portOf) => `
     proxy: http://127.0.0.1:${portOf}
 `;
 const ports = [await freePort(), await freePort(), await freePort()];
+const store = join(dir, 'swapd.db');
 writeFileSync(config, `healthCheckTimeout: 60
 sendLoadingState: true
+store: {path: ${store}}
 models:${model('coder', 1500, 20, ports[0])}${model('helper', 300, 40, ports[1])}${model('writer', 300, 40, ports[2])}
 groups:
   duo:
@@ -63,6 +68,15 @@ groups:
     exclusive: true
     members: [coder, helper]
 `);
+
+// Two `swapd bench` results in the store, as a bench run leaves them: a solo row whose gates pass
+// and a duo row that failed a gate on a noisy machine.
+const benchRow = (row) => execFileSync(benchSeedBinary, [store, 'host: browser-test (fake CPU, 2 cores)', JSON.stringify(row)]);
+benchRow({ model: 'coder', mode: 'solo', runs: 3, load_seconds: 1.5, ttft_ms: 180, prefill_tps: 812.5, decode_tps: 25.25,
+  tps_source: 'timings', gates: [{ gate: 'json-object', passed: true }], finished_at: 1765000000 });
+benchRow({ model: 'helper', mode: 'duo', partner: 'coder', runs: 3, load_seconds: -1, ttft_ms: 95, prefill_tps: 400, decode_tps: 40,
+  tps_source: 'stream', gates: [{ gate: 'json-array', passed: false, reason: 'not valid JSON at byte 3: unexpected end' }],
+  noisy: true, noise: 'other processes used 1.3 cores (limit 0.5)', finished_at: 1765000100 });
 
 const swapd = spawn(swapdBinary, ['--config', config, '--listen', `127.0.0.1:${port}`], {
   stdio: ['ignore', 'pipe', 'pipe'],
@@ -224,6 +238,26 @@ try {
     await shot('capture');
     await page.click('#capture-close');
     await page.waitForSelector('#capture-dialog:not([open])', { state: 'attached' });
+  });
+
+  await step('Scoreboard: the bench results from the store, failures explained on hover', async () => {
+    await page.click('nav a[data-page="scoreboard"]');
+    const coder = '#scoreboard-table tbody tr[data-model="coder"]';
+    await page.waitForSelector(coder);
+    const cells = await page.$$eval(`${coder} td`, (nodes) => nodes.map((n) => n.textContent));
+    if (cells[2] !== '25.3' || cells[3] !== '812.5' || !cells[6].startsWith('pass')) throw new Error(`coder: ${cells}`);
+    const helper = '#scoreboard-table tbody tr[data-model="helper"]';
+    const mode = await page.textContent(`${helper} td:nth-child(2)`);
+    if (mode !== 'duo with coder') throw new Error(`helper's mode: ${mode}`);
+    const gates = await page.getAttribute(`${helper} td.gates.fail`, 'title');
+    if (!gates.includes('not valid JSON at byte 3')) throw new Error(`gates title: ${gates}`);
+    const noisy = await page.getAttribute(`${helper} td.noisy`, 'title');
+    if (!noisy.includes('1.3 cores')) throw new Error(`noisy title: ${noisy}`);
+    // The newest first: the duo row was written last.
+    const order = await page.$$eval('#scoreboard-table tbody tr[data-model]', (rows) => rows.map((r) => r.dataset.model));
+    if (order.join() !== 'helper,coder') throw new Error(`order: ${order}`);
+    await shot('scoreboard');
+    if (consoleErrors.length) throw new Error(consoleErrors.join('\n'));
   });
 
   await step('no console errors', async () => {

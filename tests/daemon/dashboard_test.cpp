@@ -60,8 +60,8 @@ TEST_CASE("The dashboard's files are served from the binary; / and /ui lead to /
   CHECK(script->get_header_value("Content-Type") == "text/javascript; charset=utf-8");
   CHECK_THAT(script->body, Catch::Contains("new EventSource('/api/events')"));
   // The page modules app.js imports.
-  for (const char* module :
-       {"core.js", "models.js", "activity.js", "logs.js", "playground.js", "groups.js"}) {
+  for (const char* module : {"core.js", "models.js", "activity.js", "logs.js", "playground.js",
+                             "groups.js", "scoreboard.js"}) {
     auto served = client.Get(std::string("/ui/") + module);
     REQUIRE(served);
     CHECK(served->status == 200);

@@ -1,0 +1,6 @@
+# Test sources of scoreboard/ (appended to the one swapd_tests binary).
+list(APPEND SWAPD_TEST_SOURCES
+  scoreboard/gates_test.cpp
+  scoreboard/machine_info_test.cpp
+  scoreboard/quiet_guard_test.cpp
+)
