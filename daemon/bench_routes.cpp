@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/bench_store.h"
+#include "daemon/query_params.h"
 #include "daemon/service_routes.h"
 #include "frontdoor/error_response.h"
 
@@ -17,30 +18,20 @@ using nlohmann::json;
 constexpr int kDefaultLimit = 100;
 constexpr int kMaxLimit = 1000;
 
-// ?limit=: 1 to kMaxLimit, kDefaultLimit when absent; 0 when malformed.
-int LimitOf(const HttpRequest& req) {
-  const std::optional<std::string_view> raw = req.Param("limit");
-  if (!raw || raw->empty()) return kDefaultLimit;
-  if (raw->size() > 4 || raw->find_first_not_of("0123456789") != std::string_view::npos) return 0;
-  const int limit = std::stoi(std::string(*raw));
-  return limit <= kMaxLimit ? limit : 0;
-}
-
 }  // namespace
 
 void AddBenchRoutes(FrontDoor& door, BenchStore* store) {
   door.AddRoute(
       "GET", "/api/bench", [store](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
-        const int limit = LimitOf(req);
-        if (limit <= 0) {
-          return SetErrorResponse(res, Status::Error(ErrorCode::kInvalidArgument,
-                                                     "limit must be a whole number from 1 to " +
-                                                         std::to_string(kMaxLimit)));
-        }
+        const auto limit =
+            QueryInteger(req, "limit", 1, kMaxLimit,
+                         "limit must be a whole number from 1 to " + std::to_string(kMaxLimit));
+        if (!limit.ok()) return SetErrorResponse(res, limit.status());
         json body = {{"rows", json::array()}};
         if (store != nullptr) {
           ctx.WillBlock();  // a query of the database
-          Result<std::vector<BenchStore::Stored>> latest = store->Latest(limit);
+          Result<std::vector<BenchStore::Stored>> latest =
+              store->Latest(static_cast<int>(limit.value().value_or(kDefaultLimit)));
           if (latest.ok()) {
             for (const BenchStore::Stored& s : latest.value()) {
               json row = ToJson(s.row);
