@@ -18,3 +18,4 @@ list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_te
   daemon/amd_gpu_meter_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/dashboard_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/load_progress_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/bench_command_test.cpp)
