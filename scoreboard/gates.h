@@ -1,7 +1,9 @@
 // Quality gates for `swapd bench`: a prompt sent at temperature 0 and a check of the answer. The
 // built-in gates ask for small JSON documents; a gate file adds the user's own, each checked
-// against a JSON schema (a documented subset) or a regular expression. Pure functions of their
-// input (LoadGateFile reads its file); thread safe.
+// against a JSON schema (the subset documented in json_schema.h) or a regular expression. Pure
+// functions of their input (LoadGateFile reads its file); thread safe. Gate files are YAML, read
+// by gate_file.cpp, the one file of scoreboard/ that includes yaml-cpp (scoreboard/ depends on
+// base/ only, so it does not use config/'s YAML document).
 #pragma once
 
 #include <string>
@@ -18,7 +20,7 @@ struct Gate {
   enum class Check {
     kJson,        // the answer is one valid JSON value with balanced brackets
     kJsonSchema,  // ... and it matches `schema`
-    kRegex,       // the answer matches `regex` (ECMAScript, searched anywhere in the answer)
+    kRegex,       // the answer matches `regex` (ECMAScript, searched anywhere in GateAnswerText)
   };
   std::string name;
   std::string prompt;  // sent as the one user message
@@ -49,7 +51,8 @@ Result<std::vector<Gate>> ParseGates(std::string_view text, const std::string& n
 // code fence (```json ... ```) removed, whitespace trimmed.
 std::string GateAnswerText(std::string_view answer);
 
-// Checks `answer` (the model's whole reply) against `gate`.
+// Checks `answer` (the model's whole reply) against `gate`. Byte offsets in the reason count in
+// GateAnswerText(answer).
 GateVerdict CheckGate(const Gate& gate, std::string_view answer);
 
 }  // namespace swapd

@@ -9,7 +9,7 @@
 namespace swapd {
 
 // "host: ryzen (AMD Ryzen 9 7950X, 32 cores), 64 GiB RAM, GPU: NVIDIA GeForce RTX 4090,
-// Linux 6.1.0"
+// Linux 6.1.0"; several GPUs are joined by " + "; what cannot be found is left out.
 std::string MachineDescription(const std::string& proc_root = "/proc",
                                const std::string& sys_root = "/sys");
 

@@ -19,3 +19,4 @@ list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_te
 list(APPEND SWAPD_TEST_SOURCES daemon/dashboard_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/load_progress_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/bench_command_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/bench_store_test.cpp)
