@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <latch>
 #include <thread>
 
@@ -71,6 +72,16 @@ std::string StartFailure(const ModelState& m) {
   for (size_t i = n > 5 ? n - 5 : 0; i < n; ++i)
     tail += (tail.empty() ? "" : " | ") + m.last_log_lines[i];
   return tail.empty() ? "it stopped while loading" : tail;
+}
+
+// The quiet guard's verdict over the measured runs, added to what the check before them said.
+void MarkNoise(const NoiseReport& during, std::initializer_list<BenchRow*> rows) {
+  if (!during.noisy) return;
+  for (BenchRow* row : rows) {
+    row->noisy = true;
+    row->noise +=
+        (row->noise.empty() ? "" : "; ") + std::string("during the runs: ") + during.reason;
+  }
 }
 
 int64_t UnixNow() {
@@ -230,7 +241,7 @@ bool BenchRunner::CheckQuiet(std::vector<BenchRow*> rows) {
       row->error = "machine busy: " + report.reason;
     } else {
       row->noisy = true;
-      row->noise = report.reason;
+      row->noise = "before the runs: " + report.reason;
     }
   }
   Say(rows.front()->model + ": the machine is busy: " + report.reason +
@@ -324,11 +335,7 @@ BenchRow BenchRunner::Solo(const std::string& model) {
   if (LoadCold(row, /*unload_first=*/true) && CheckQuiet({&row})) {
     guard_->Start();
     MeasureRuns(row);
-    const NoiseReport during = guard_->Stop();
-    if (during.noisy) {
-      row.noisy = true;
-      row.noise = row.noise.empty() ? during.reason : row.noise + "; " + during.reason;
-    }
+    MarkNoise(guard_->Stop(), {&row});
     if (row.error.empty()) RunGates(row);
   }
   row.finished_at = UnixNow();
@@ -367,12 +374,7 @@ std::pair<BenchRow, BenchRow> BenchRunner::Duo(const std::string& a, const std::
     start.arrive_and_wait();
     MeasureRuns(ra);
     other.join();
-    const NoiseReport during = guard_->Stop();
-    for (BenchRow* row : {&ra, &rb}) {
-      if (!during.noisy) continue;
-      row->noisy = true;
-      row->noise = row->noise.empty() ? during.reason : row->noise + "; " + during.reason;
-    }
+    MarkNoise(guard_->Stop(), {&ra, &rb});
     if (ra.error.empty()) RunGates(ra);
     if (rb.error.empty()) RunGates(rb);
   }
