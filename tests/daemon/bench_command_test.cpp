@@ -1,7 +1,7 @@
 // `swapd bench` end to end: the real swapd binary benches fake backends through a swapd of its
 // own (--config): a solo row measured from llama.cpp's timings and stored, a duo, a failing gate
 // with its answer saved, a backend that crashes mid-bench, a busy machine (--strict refuses),
-// and --compare against the previous run.
+// and --compare against the previous run; which --url hosts are this machine.
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "daemon/bench_command.h"
 #include "daemon/bench_store.h"
 #include "tests/support/child_process.h"
 #include "tests/support/swapd_process.h"
@@ -42,13 +43,17 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// Runs `swapd bench --config DIR/config.yaml ARGS` in `dir` (ARGS already shell-quoted), bounded
-// by timeout(1) so that a hung bench fails the test instead of hanging it.
-BenchRun Bench(const TempDir& dir, const std::string& args) {
+// Runs `swapd bench --config DIR/config.yaml ARGS` (or `target` instead of --config) in `dir` (ARGS
+// already shell-quoted), bounded by timeout(1) so that a hung bench fails the test instead of
+// hanging it. `target`: "--url URL" instead of the config.
+BenchRun Bench(const TempDir& dir, const std::string& args, const std::string& target = "") {
+  // STATE_DIRECTORY: the history store of the swapd it starts goes there, not to $HOME.
   const std::string command =
-      "cd '" + dir.Path() + "' && timeout -k 5 120 '" SWAPD_BINARY "' bench --config '" +
-      dir.Path("config.yaml") + "' --output-dir '" + dir.Path("out") + "' " + args + " >'" +
-      dir.Path("stdout") + "' 2>'" + dir.Path("stderr") + "' </dev/null";
+      "cd '" + dir.Path() + "' && STATE_DIRECTORY='" + dir.Path() +
+      "' timeout -k 5 120 '" SWAPD_BINARY "' bench " +
+      (target.empty() ? "--config '" + dir.Path("config.yaml") + "'" : target) + " --output-dir '" +
+      dir.Path("out") + "' " + args + " >'" + dir.Path("stdout") + "' 2>'" + dir.Path("stderr") +
+      "' </dev/null";
   const int status = std::system(command.c_str());
   BenchRun run;
   if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
@@ -86,6 +91,16 @@ void CheckMeasured(const json& row) {
   CHECK(row["config_hash"].get<std::string>().size() == 16);
 }
 
+TEST_CASE("swapd bench --url: which URLs are this machine", "[unit][bench]") {
+  CHECK(IsLoopbackUrl("http://127.0.0.1:8080"));
+  CHECK(IsLoopbackUrl("http://127.0.1.1"));
+  CHECK(IsLoopbackUrl("http://localhost:8080/"));
+  CHECK(IsLoopbackUrl("http://[::1]:8080"));
+  CHECK_FALSE(IsLoopbackUrl("http://10.0.0.2:8080"));
+  CHECK_FALSE(IsLoopbackUrl("http://[fe80::1]:8080"));
+  CHECK_FALSE(IsLoopbackUrl("http://localhost.example.com:8080"));
+}
+
 TEST_CASE("swapd bench: a solo row from timings, gates passed, stored", "[integration][bench]") {
   TempDir dir("swapd-bench");
   dir.Write("config.yaml", "models:\n" + FakeModelYaml("solo-a", FreeLoopbackPort(),
@@ -115,6 +130,29 @@ TEST_CASE("swapd bench: a solo row from timings, gates passed, stored", "[integr
   CHECK(latest.value()[0].row.model == "solo-a");
   CHECK(latest.value()[0].row.decode_tps == Approx(400));
   CHECK_FALSE(latest.value()[0].machine.empty());
+}
+
+TEST_CASE("swapd bench --url: a running swapd", "[integration][bench]") {
+  auto swapd = testing::StartSwapd("models:\n" +
+                                   FakeModelYaml("url-a", FreeLoopbackPort(), "--load-ms 100"));
+  REQUIRE(swapd.ok());
+  TempDir dir("swapd-bench");
+  BenchRun run = Bench(dir, std::string(kSmall) + kNeverNoisy + "--json --store none --no-gates",
+                       "--url " + swapd.value().base_url);
+  INFO("stdout: " << run.out << "\nstderr: " << run.err);
+  CHECK(run.exit_code == 0);
+  const json rows = Rows(run);
+  REQUIRE(rows.size() == 1);
+  CheckMeasured(rows[0]);
+  CHECK(rows[0]["model"] == "url-a");
+
+  // Nothing at the URL: said, exit 1.
+  BenchRun none =
+      Bench(dir, "--store none", "--url http://127.0.0.1:" + std::to_string(FreeLoopbackPort()));
+  CHECK(none.exit_code == 1);
+  CHECK_THAT(none.err, Contains("no swapd answers at"));
+  swapd.value().process->Kill();
+  std::filesystem::remove_all(swapd.value().dir);
 }
 
 TEST_CASE("swapd bench: a backend that crashes marks its row, the next model is measured",
