@@ -148,7 +148,8 @@ int RunBench(const Options& options, std::ostream& out, std::ostream& err) {
   if (!own) {
     Result<int> pid = client.DaemonPid();
     if (!pid.ok()) {
-      err << "swapd bench: no swapd answers at " << url << ": " << pid.status().message() << "\n";
+      err << "swapd bench: cannot use the swapd at " << url << ": " << pid.status().message()
+          << "\n";
       return kFailed;
     }
     // Its process tree is the bench's own work, when it runs here.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -133,12 +134,12 @@ TEST_CASE("swapd bench: a solo row from timings, gates passed, stored", "[integr
 }
 
 TEST_CASE("swapd bench --url: a running swapd", "[integration][bench]") {
-  auto swapd = testing::StartSwapd("models:\n" +
+  auto swapd = testing::StartSwapd("apiKeys: [sk-bench]\nmodels:\n" +
                                    FakeModelYaml("url-a", FreeLoopbackPort(), "--load-ms 100"));
   REQUIRE(swapd.ok());
   TempDir dir("swapd-bench");
   BenchRun run = Bench(dir, std::string(kSmall) + kNeverNoisy + "--json --store none --no-gates",
-                       "--url " + swapd.value().base_url);
+                       "--api-key sk-bench --url " + swapd.value().base_url);
   INFO("stdout: " << run.out << "\nstderr: " << run.err);
   CHECK(run.exit_code == 0);
   const json rows = Rows(run);
@@ -146,11 +147,15 @@ TEST_CASE("swapd bench --url: a running swapd", "[integration][bench]") {
   CheckMeasured(rows[0]);
   CHECK(rows[0]["model"] == "url-a");
 
+  // Without the key: said, exit 1.
+  BenchRun no_key = Bench(dir, "--store none", "--url " + swapd.value().base_url);
+  CHECK(no_key.exit_code == 1);
+  CHECK_THAT(no_key.err, Contains("cannot use the swapd at"));
   // Nothing at the URL: said, exit 1.
   BenchRun none =
       Bench(dir, "--store none", "--url http://127.0.0.1:" + std::to_string(FreeLoopbackPort()));
   CHECK(none.exit_code == 1);
-  CHECK_THAT(none.err, Contains("no swapd answers at"));
+  CHECK_THAT(none.err, Contains("cannot use the swapd at"));
   swapd.value().process->Kill();
   std::filesystem::remove_all(swapd.value().dir);
 }
@@ -206,6 +211,43 @@ TEST_CASE("swapd bench: a failing gate saves the answer", "[integration][bench]"
     CHECK(json::parse(answer, nullptr, false).is_discarded());
   }
   CHECK(saw_failure);
+}
+
+TEST_CASE("swapd bench --gates FILE: the user's gates beside the built-in ones",
+          "[integration][bench]") {
+  TempDir dir("swapd-bench");
+  dir.Write("config.yaml", "models:\n" + FakeModelYaml("gated", FreeLoopbackPort()));
+  // The fake answers a prompt saying JSON with an object whose keys are the prompt's quoted words.
+  const std::string gates = dir.Write("gates.yaml", R"(gates:
+  - name: has-city
+    prompt: Reply with a JSON object with keys "city" and "tags".
+    schema: {type: object, required: [city, tags]}
+  - name: wants-zip
+    prompt: Reply with a JSON object with keys "city" and "tags".
+    schema: {type: object, required: [zip]}
+  - name: starts-with-brace
+    prompt: Reply in JSON.
+    regex: "^\\{"
+)");
+  BenchRun run =
+      Bench(dir, std::string(kSmall) + kNeverNoisy + "--json --store none --gates '" + gates + "'");
+  INFO("stdout: " << run.out << "\nstderr: " << run.err);
+  CHECK(run.exit_code == 1);  // wants-zip fails
+  const json rows = Rows(run);
+  REQUIRE(rows.size() == 1);
+  std::map<std::string, bool> passed;
+  for (const json& gate : rows[0]["gates"]) passed[gate["gate"]] = gate["passed"];
+  CHECK(passed.size() == 7);  // 4 built-in + 3
+  CHECK(passed["json-object"]);
+  CHECK(passed["has-city"]);
+  CHECK_FALSE(passed["wants-zip"]);
+  CHECK(passed["starts-with-brace"]);
+  CHECK(std::filesystem::exists(dir.Path("out/gated-wants-zip.txt")));
+
+  // A gate file that does not load is a usage error, reported before anything runs.
+  BenchRun bad = Bench(dir, "--store none --gates '" + dir.Path("missing.yaml") + "'");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("missing.yaml"));
 }
 
 TEST_CASE("swapd bench: a duo runs both at once; one that cannot stay together is an error",
