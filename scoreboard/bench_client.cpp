@@ -87,13 +87,7 @@ Result<std::vector<std::string>> BenchClient::ListModels() const {
     return Status::Error(ErrorCode::kBackendFailed, "GET /v1/models: no \"data\" list");
   }
   for (const nlohmann::json& item : data) {
-    // Selectors and peers' models are listed too; the bench measures local models only.
-    const nlohmann::json type = item.value("meta", nlohmann::json::object())
-                                    .value("llamaswap", nlohmann::json::object())
-                                    .value("type", nlohmann::json());
-    if (item.contains("id") && item["id"].is_string() && type.is_null()) {
-      ids.push_back(item["id"].get<std::string>());
-    }
+    if (item.contains("id") && item["id"].is_string()) ids.push_back(item["id"].get<std::string>());
   }
   return ids;
 }

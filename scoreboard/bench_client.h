@@ -36,7 +36,7 @@ class BenchClient {
 
   // GET /health answered 200.
   bool Healthy() const;
-  // The ids GET /v1/models lists, in its order.
+  // The ids GET /v1/models lists, in its order (selectors, peers' models and aliases too).
   Result<std::vector<std::string>> ListModels() const;
   // GET /v1/models's entry for `model`; a null json when it is not listed.
   Result<nlohmann::json> ListEntry(const std::string& model) const;

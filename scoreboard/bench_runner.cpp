@@ -152,7 +152,11 @@ BenchOutcome BenchRunner::Run() {
       outcome.rows.push_back(std::move(row));
       return outcome;
     }
-    models = std::move(listed).value();
+    // Only the local models (GET /api/models): not selectors, peers' models or aliases.
+    Result<std::vector<ModelState>> local = client_.Models();
+    for (const std::string& id : listed.value()) {
+      if (!local.ok() || Find(local.value(), id) != nullptr) models.push_back(id);
+    }
   }
   for (const std::string& model : models) outcome.rows.push_back(Solo(model));
   for (const auto& [a, b] : plan_.duos) {

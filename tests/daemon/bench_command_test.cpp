@@ -104,8 +104,11 @@ TEST_CASE("swapd bench --url: which URLs are this machine", "[unit][bench]") {
 
 TEST_CASE("swapd bench: a solo row from timings, gates passed, stored", "[integration][bench]") {
   TempDir dir("swapd-bench");
-  dir.Write("config.yaml", "models:\n" + FakeModelYaml("solo-a", FreeLoopbackPort(),
-                                                       "--load-ms 200 --tokens-per-second 400"));
+  // Its alias is listed too, but benched once, as the model.
+  dir.Write("config.yaml",
+            "includeAliasesInList: true\nmodels:\n" +
+                FakeModelYaml("solo-a", FreeLoopbackPort(), "--load-ms 200 --tokens-per-second 400",
+                              "    aliases: [solo-alias]\n"));
   const std::string store = dir.Path("bench.db");
   BenchRun run = Bench(dir, std::string(kSmall) + kNeverNoisy + "--json --store '" + store +
                                 "' --markdown '" + dir.Path("board.md") + "'");
