@@ -175,7 +175,8 @@ std::string BenchUsageText() {
   --prompt-tokens N  the synthetic prompt's size, about N tokens (default 512)
   --gen-tokens N     tokens generated per run, max_tokens (default 128)
   --gates FILE       more quality gates from a YAML file (repeatable); --no-gates: run none
-  --output-dir DIR   where a failed gate's answer is saved (default ./swapd-bench-out)
+  --output-dir DIR   where a failed gate's answer is saved, and with --config the log of the
+                     swapd it starts (default ./swapd-bench-out)
   --json             print {"machine", "rows"[, "previous"]} as JSON instead of the table
   --markdown FILE    also write the scoreboard to FILE
   --store PATH|none  the database the rows are kept in (default: the config's store.path, else
