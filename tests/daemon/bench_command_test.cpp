@@ -1,7 +1,9 @@
 // `swapd bench` end to end: the real swapd binary benches fake backends through a swapd of its
 // own (--config): a solo row measured from llama.cpp's timings and stored, a duo, a failing gate
 // with its answer saved, a backend that crashes mid-bench, a busy machine (--strict refuses),
-// and --compare against the previous run; which --url hosts are this machine.
+// and --compare against the previous run; which --url hosts are this machine; a bench killed
+// mid-run leaves neither its swapd nor a backend behind.
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -17,6 +19,7 @@
 #include "tests/support/child_process.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait.h"
 
 namespace swapd {
 namespace {
@@ -306,6 +309,36 @@ TEST_CASE("swapd bench: a busy machine marks the row noisy; --strict refuses it"
   CHECK_THAT(rows[0]["error"].get<std::string>(), Contains("machine busy: "));
   CHECK(rows[0]["runs"] == 0);
   burner.value()->Kill();
+}
+
+TEST_CASE("swapd bench killed mid-run: its swapd and the backend go too", "[integration][bench]") {
+  TempDir dir("swapd-bench");
+  const std::string marker = "bench-orphan-" + std::to_string(FreeLoopbackPort());
+  dir.Write("config.yaml",
+            "models:\n" + FakeModelYaml(marker, FreeLoopbackPort(), "--tokens-per-second 2"));
+  testing::SubprocessSpec spec;
+  spec.argv = {SWAPD_BINARY,    "bench",   "--config", dir.Path("config.yaml"), "--output-dir",
+               dir.Path("out"), "--store", "none",     "--noise-cpu",           "64",
+               "--gen-tokens",  "200"};
+  spec.env = {"STATE_DIRECTORY=" + dir.Path()};
+  // In the test's process group, so that SIGKILL reaches the bench alone: what follows is the
+  // parent-death signals' doing.
+  spec.own_process_group = false;
+  auto started = testing::Subprocess::Start(spec);
+  REQUIRE(started.ok());
+  testing::Subprocess& bench = *started.value();
+  auto line = bench.WaitForLine("swapd bench: started swapd at", std::chrono::seconds(30));
+  INFO(bench.Output());
+  REQUIRE(line);
+  const int swapd_pid = std::atoi(line->c_str() + line->find("(pid ") + 5);
+  REQUIRE(swapd_pid > 0);
+  REQUIRE(bench.WaitForLine("swapd bench: " + marker + ": loaded in", std::chrono::seconds(30)));
+  REQUIRE_FALSE(testing::PidsWithArg("--model " + marker).empty());
+  bench.Signal(SIGKILL);
+  REQUIRE(bench.WaitForExit(std::chrono::seconds(10)));
+  CHECK(
+      testing::WaitFor([&] { return testing::ProcessGone(swapd_pid); }, std::chrono::seconds(30)));
+  CHECK(testing::NoneWithArgWithin("--model " + marker, std::chrono::seconds(30)));
 }
 
 TEST_CASE("swapd bench --compare shows the previous run", "[integration][bench]") {
