@@ -169,6 +169,14 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (only_positional || arg.size() < 2 || arg.front() != '-') {
+      if (arg == "bench" && i == 0) {
+        ParsedBenchOptions bench = ParseBenchOptions({args.begin() + 1, args.end()});
+        if (!bench.error.empty()) return fail(bench.error);
+        o.command = bench.help ? Options::Command::kHelp : Options::Command::kBench;
+        o.bench = std::move(bench.options);
+        return r;
+      }
+      if (arg == "bench") return fail("\"bench\" must come first: swapd bench [flags]");
       if (arg == "check" && !seen_command) {
         o.command = Options::Command::kCheck;
         seen_command = true;
@@ -290,6 +298,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
 std::string UsageText() {
   return R"(usage: swapd [flags]               run the daemon
        swapd check [flags] [--json]  validate the configuration and print it
+       swapd bench [bench flags]     benchmark models: the scoreboard (see below)
        swapd --version | --help
 
 swapd puts one OpenAI-compatible endpoint in front of many local model servers and starts,
@@ -328,7 +337,8 @@ configuration: globals, groups, and per model its argv, environment, proxy, port
 flags can be checked as they are.
 
 exit status: 0 ok; 1 invalid configuration or runtime failure; 2 usage error.
-)";
+
+)" + BenchUsageText();
 }
 
 std::string VersionText() { return std::string("swapd ") + SWAPD_VERSION; }

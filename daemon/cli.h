@@ -1,7 +1,8 @@
 // The command line of swapd: `swapd [serve flags]`, `swapd check [config flags] [--json]`,
-// `--version`, `--help`. llama-swap's single-dash spellings (-config, -listen, ...) are accepted,
-// as are `--flag=value` and `-flag=value` (Go's flag package rules, which llama-swap uses).
-// Pure parsing; no side effects. Thread safe.
+// `swapd bench [bench flags]` (parsed by scoreboard/bench_options.h), `--version`, `--help`.
+// llama-swap's single-dash spellings (-config, -listen, ...) are accepted, as are `--flag=value`
+// and `-flag=value` (Go's flag package rules, which llama-swap uses). Pure parsing; no side
+// effects. Thread safe.
 #pragma once
 
 #include <chrono>
@@ -10,11 +11,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "scoreboard/bench_options.h"
 
 namespace swapd {
 
 struct Options {
-  enum class Command { kServe, kCheck, kVersion, kHelp };
+  enum class Command { kServe, kCheck, kBench, kVersion, kHelp };
   Command command = Command::kServe;
   std::string config_path;  // --config FILE (default "config.yaml" when no --config-dir)
   std::string config_dir;   // --config-dir DIR
@@ -31,6 +33,7 @@ struct Options {
   std::chrono::seconds upstream_idle_timeout{7200};
   std::chrono::seconds peer_check_interval{5};  // --peer-check-interval SECONDS
   bool json = false;                            // check --json
+  BenchOptions bench;                           // `swapd bench ...`: everything after "bench"
 };
 
 struct ParsedCommandLine {

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "daemon/app.h"
+#include "daemon/bench_command.h"
 #include "daemon/check_command.h"
 #include "daemon/cli.h"
 
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
       return 0;
     case Options::Command::kCheck:
       return swapd::RunCheck(parsed.options, std::cout, std::cerr);
+    case Options::Command::kBench:
+      return swapd::RunBench(parsed.options, std::cout, std::cerr);
     case Options::Command::kServe:
       break;
   }

@@ -1,5 +1,7 @@
 #include "daemon/service_routes.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -55,6 +57,10 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Fro
         {"start_failures", counters.start_failures},
         {"crashes", counters.crashes}};
     auto definition = config->models.find(m.id);
+    // A hash of the model's cmd and env (ModelConfig::slot_key): `swapd bench` stores it with
+    // each result so that a changed definition shows in --compare.
+    item["definition"] =
+        definition == config->models.end() ? std::string() : definition->second.slot_key;
     auto measured = view.models.find(m.id);
     item["memory"] =
         ModelMemoryJson(definition == config->models.end() ? nullptr : &definition->second, m,
@@ -84,11 +90,14 @@ void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
         res.SetBody(ApiModels(router, metrics, door, memory).dump(), "application/json");
       });
   door.AddRoute("GET", "/api/version", [](const HttpRequest&, HttpResponse& res, RequestContext&) {
-    res.SetBody(
-        nlohmann::json{
-            {"version", SWAPD_VERSION}, {"commit", SWAPD_COMMIT}, {"build_date", SWAPD_BUILD_DATE}}
-            .dump(),
-        "application/json");
+    res.SetBody(nlohmann::json{{"version", SWAPD_VERSION},
+                               {"commit", SWAPD_COMMIT},
+                               {"build_date", SWAPD_BUILD_DATE},
+                               // `swapd bench --url` on the same machine leaves swapd's process
+                               // tree out of its quiet-machine guard.
+                               {"pid", static_cast<int>(getpid())}}
+                    .dump(),
+                "application/json");
   });
   door.AddRoute(
       "POST", "/api/config/reload",

@@ -25,7 +25,7 @@ class LogEvents;
 class LogHub;
 class Metrics;
 
-// Adds /metrics, /api/models, /api/version ({version, commit, build_date}) and
+// Adds /metrics, /api/models, /api/version ({version, commit, build_date, pid}) and
 // POST /api/config/reload (which runs `reload`). `memory` adds the
 // measured footprints and budgets to both; `more_metrics` appends its lines to /metrics.
 void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,

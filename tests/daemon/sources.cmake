@@ -18,4 +18,5 @@ list(APPEND SWAPD_TEST_SOURCES daemon/residency_test.cpp daemon/page_prefetch_te
   daemon/amd_gpu_meter_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/dashboard_test.cpp)
 list(APPEND SWAPD_TEST_SOURCES daemon/load_progress_test.cpp)
-list(APPEND SWAPD_TEST_SOURCES daemon/bench_store_test.cpp daemon/bench_routes_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES daemon/bench_store_test.cpp daemon/bench_routes_test.cpp
+  daemon/bench_command_test.cpp)

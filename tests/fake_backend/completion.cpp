@@ -130,7 +130,15 @@ bool ParseCompletionJob(const json& body, CompletionApi api, const Options& opti
                          so["include_usage"].get<bool>();
   }
   job->tokens = GenerateTokens(job->prompt, n_predict);
-  job->timings = MakeTimings(CountWords(job->prompt), n_predict, options.tokens_per_second);
+  if (AsksForJson(job->prompt)) {
+    // The whole document, unless max_tokens cuts it short (then it is invalid, as a real
+    // model's would be).
+    job->tokens = JsonReplyTokens(job->prompt, options.bad_json);
+    job->limit_reached = job->tokens.size() > static_cast<size_t>(n_predict);
+    if (job->limit_reached) job->tokens.resize(n_predict);
+  }
+  job->timings = MakeTimings(CountWords(job->prompt), static_cast<int>(job->tokens.size()),
+                             options.tokens_per_second);
   return true;
 }
 

@@ -56,6 +56,45 @@ std::vector<std::string> GenerateTokens(std::string_view prompt, int n) {
   return tokens;
 }
 
+bool AsksForJson(std::string_view prompt) { return prompt.find("JSON") != std::string_view::npos; }
+
+std::vector<std::string> JsonReplyTokens(std::string_view prompt, bool bad) {
+  std::vector<std::string> keys;
+  for (size_t open = prompt.find('"'); open != std::string_view::npos && keys.size() < 6;) {
+    const size_t close = prompt.find('"', open + 1);
+    if (close == std::string_view::npos) break;
+    std::string_view word = prompt.substr(open + 1, close - open - 1);
+    if (!word.empty() && word.size() <= 32 && word.find_first_of(" \n") == std::string_view::npos) {
+      keys.emplace_back(word);
+    }
+    open = prompt.find('"', close + 1);
+  }
+  const uint64_t seed = Fnv1a(prompt);
+  auto word = [seed](uint64_t i) {
+    return std::string(kVocabulary[(seed + i * 5) % kVocabulary.size()]);
+  };
+  for (uint64_t i = 0; keys.size() < 3; ++i) keys.push_back(word(i + 11));
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    switch (i % 3) {
+      case 0:
+        doc[keys[i]] = word(i);
+        break;
+      case 1:
+        doc[keys[i]] = {word(i), word(i + 1), static_cast<int>(seed % 100)};
+        break;
+      default:
+        doc[keys[i]] = {{word(i + 2), {true, nullptr}}, {"count", static_cast<int>(i)}};
+        break;
+    }
+  }
+  std::string text = doc.dump();
+  if (bad) text.pop_back();  // the closing '}'
+  std::vector<std::string> tokens;
+  for (size_t at = 0; at < text.size(); at += 4) tokens.push_back(text.substr(at, 4));
+  return tokens;
+}
+
 nlohmann::json Timings::ToJson() const {
   return {
       {"cache_n", cache_n},

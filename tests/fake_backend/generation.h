@@ -18,6 +18,13 @@ int CountWords(std::string_view text);
 // concatenating them gives readable text.
 std::vector<std::string> GenerateTokens(std::string_view prompt, int n);
 
+// The reply to a prompt containing the word "JSON": a deterministic JSON document (an object
+// whose keys are the words the prompt puts in double quotes, else words of the vocabulary, with a
+// string, an array and a nested object among the values), split into pieces of a few characters
+// like tokens. `bad`: the last closing bracket is left out, so the document is invalid.
+bool AsksForJson(std::string_view prompt);
+std::vector<std::string> JsonReplyTokens(std::string_view prompt, bool bad);
+
 // llama.cpp's `timings` object. Durations are nominal (derived from --tokens-per-second, or 1000
 // tokens/s when unpaced) so that every number is finite and deterministic.
 struct Timings {

@@ -60,6 +60,7 @@ std::vector<Flag> KnownFlags() {
       {{"--log-lines"}, int_flag(&Options::log_lines), nullptr},
       {{"--exit-during-load"}, int_flag(&Options::exit_during_load), nullptr},
       {{"--crash-after"}, int_flag(&Options::crash_after), nullptr},
+      {{"--bad-json"}, nullptr, [](Options& o) { o.bad_json = true; }},
       {{"--never-ready"}, nullptr, [](Options& o) { o.never_ready = true; }},
       {{"--quiet-load"}, nullptr, [](Options& o) { o.quiet_load = true; }},
       {{"--ignore-sigterm"}, nullptr, [](Options& o) { o.ignore_sigterm = true; }},
@@ -175,6 +176,8 @@ std::string Usage() {
   --quiet-load            print none of that load output (a server swapd cannot parse)
   --tokens-per-second X   pace generation (default 0 = as fast as possible)
   --log-lines N           print N llama-server-like load lines at start-up
+  --bad-json              a prompt containing "JSON" gets its JSON document without the last
+                          closing bracket (invalid), for `swapd bench`'s quality gates
   --never-ready           /health stays 503
   --exit-during-load C    exit with code C before loading finishes
   --crash-after N         _exit(3) on the N-th inference request (mid-stream if streamed)

@@ -1,0 +1,186 @@
+#include "scoreboard/bench_client.h"
+
+#include <httplib.h>
+
+#include <chrono>
+
+namespace swapd {
+namespace {
+
+// A model's load and a long prompt on a CPU may take many minutes; the bench waits for them.
+constexpr auto kReadTimeout = std::chrono::minutes(30);
+constexpr auto kConnectTimeout = std::chrono::seconds(10);
+
+httplib::Headers HeadersFor(const std::string& api_key) {
+  httplib::Headers headers;
+  if (!api_key.empty()) headers.emplace("Authorization", "Bearer " + api_key);
+  return headers;
+}
+
+Status HttpFailure(const std::string& what, httplib::Error error) {
+  return Status::Error(ErrorCode::kUnavailable, what + ": " + httplib::to_string(error));
+}
+
+// swapd's OpenAI-shaped error body, else the start of the body.
+std::string ErrorText(int status, const std::string& body) {
+  const nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_object() && json.contains("error") && json["error"].is_object() &&
+      json["error"].contains("message") && json["error"]["message"].is_string()) {
+    return json["error"]["message"].get<std::string>();
+  }
+  return "HTTP " + std::to_string(status) + ": " + body.substr(0, 300);
+}
+
+void Configure(httplib::Client& client) {
+  client.set_connection_timeout(kConnectTimeout);
+  client.set_read_timeout(kReadTimeout);
+  client.set_write_timeout(kConnectTimeout);
+}
+
+}  // namespace
+
+BenchClient::BenchClient(std::string base_url, std::string api_key)
+    : base_url_(std::move(base_url)), api_key_(std::move(api_key)) {}
+
+Result<nlohmann::json> BenchClient::GetJson(const std::string& path) const {
+  httplib::Client client(base_url_);
+  Configure(client);
+  httplib::Result res = client.Get(path.c_str(), HeadersFor(api_key_));
+  if (!res) return HttpFailure("GET " + base_url_ + path, res.error());
+  if (res->status != 200) {
+    return Status::Error(ErrorCode::kBackendFailed,
+                         "GET " + path + ": " + ErrorText(res->status, res->body));
+  }
+  nlohmann::json json = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    return Status::Error(ErrorCode::kBackendFailed, "GET " + path + ": the answer is not JSON");
+  }
+  return json;
+}
+
+Status BenchClient::Post(const std::string& path, const std::string& body) const {
+  httplib::Client client(base_url_);
+  Configure(client);
+  httplib::Result res = client.Post(path.c_str(), HeadersFor(api_key_), body, "application/json");
+  if (!res) return HttpFailure("POST " + base_url_ + path, res.error());
+  if (res->status != 200) {
+    return Status::Error(ErrorCode::kBackendFailed,
+                         "POST " + path + ": " + ErrorText(res->status, res->body));
+  }
+  return Status::Ok();
+}
+
+bool BenchClient::Healthy() const {
+  httplib::Client client(base_url_);
+  client.set_connection_timeout(std::chrono::seconds(1));
+  client.set_read_timeout(std::chrono::seconds(2));
+  httplib::Result res = client.Get("/health");
+  return res && res->status == 200;
+}
+
+Result<std::vector<std::string>> BenchClient::ListModels() const {
+  Result<nlohmann::json> list = GetJson("/v1/models");
+  if (!list.ok()) return list.status();
+  std::vector<std::string> ids;
+  const nlohmann::json& data = list.value().contains("data") ? list.value()["data"] : nullptr;
+  if (!data.is_array()) {
+    return Status::Error(ErrorCode::kBackendFailed, "GET /v1/models: no \"data\" list");
+  }
+  for (const nlohmann::json& item : data) {
+    if (item.contains("id") && item["id"].is_string()) ids.push_back(item["id"].get<std::string>());
+  }
+  return ids;
+}
+
+Result<nlohmann::json> BenchClient::ListEntry(const std::string& model) const {
+  Result<nlohmann::json> list = GetJson("/v1/models");
+  if (!list.ok()) return list.status();
+  for (const nlohmann::json& item : list.value().value("data", nlohmann::json::array())) {
+    if (item.is_object() && item.value("id", "") == model) return item;
+  }
+  return nlohmann::json();
+}
+
+Result<std::vector<ModelState>> BenchClient::Models() const {
+  Result<nlohmann::json> api = GetJson("/api/models");
+  if (!api.ok()) return api.status();
+  std::vector<ModelState> models;
+  try {
+    for (const nlohmann::json& item : api.value().at("models")) {
+      ModelState m;
+      m.id = item.at("id").get<std::string>();
+      m.state = item.value("state", "");
+      m.pid = item.value("pid", 0);
+      m.last_error = item.value("last_error", "");
+      m.last_log_lines = item.value("last_log_lines", std::vector<std::string>{});
+      m.start_failures = item.value("start_failures", 0);
+      m.crashes = item.value("crashes", 0);
+      m.definition = item.value("definition", "");
+      models.push_back(std::move(m));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Error(ErrorCode::kBackendFailed, std::string("GET /api/models: ") + e.what());
+  }
+  return models;
+}
+
+Result<int> BenchClient::DaemonPid() const {
+  Result<nlohmann::json> version = GetJson("/api/version");
+  if (!version.ok()) return version.status();
+  const nlohmann::json pid = version.value().value("pid", nlohmann::json());
+  return pid.is_number_integer() ? pid.get<int>() : 0;
+}
+
+Status BenchClient::UnloadAll() const { return Post("/api/models/unload", ""); }
+
+Status BenchClient::Load(const std::string& model) const {
+  return Post("/models/load", nlohmann::json{{"model", model}}.dump());
+}
+
+Result<ChatStreamStats> BenchClient::StreamChat(const nlohmann::json& body) const {
+  httplib::Client client(base_url_);
+  Configure(client);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/chat/completions";
+  req.headers = HeadersFor(api_key_);
+  req.headers.emplace("Content-Type", "application/json");
+  req.headers.emplace("Accept", "text/event-stream");
+  req.body = body.dump();
+  ChatStreamReader reader;
+  int status = 0;
+  std::string error_body;  // the body of a non-200 answer
+  const auto sent = std::chrono::steady_clock::now();
+  req.response_handler = [&status](const httplib::Response& r) {
+    status = r.status;
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (status != 200) {
+      error_body.append(data, n);
+      return true;
+    }
+    const double at_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+    reader.Feed(std::string_view(data, n), at_ms);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  const bool sent_ok = client.send(req, res, error);
+  if (status != 0 && status != 200) {
+    return Status::Error(ErrorCode::kBackendFailed, ErrorText(status, error_body));
+  }
+  if (!sent_ok) {
+    // The stream was cut (a backend that died without swapd's error event): keep what came.
+    if (status == 200 && reader.stats().error.empty()) {
+      ChatStreamStats stats = reader.stats();
+      stats.error = "the stream broke off: " + httplib::to_string(error);
+      return stats;
+    }
+    if (status != 200) return HttpFailure("POST /v1/chat/completions", error);
+  }
+  return reader.stats();
+}
+
+}  // namespace swapd

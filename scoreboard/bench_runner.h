@@ -1,0 +1,84 @@
+// BenchRunner: `swapd bench`'s measurements, made through a swapd like any client (BenchClient).
+// Per model: unload everything, load it and time the cold start, check that the machine is quiet,
+// then the measured runs (streamed chat completions at temperature 0 with a synthetic prompt of
+// the asked size, a different one per run, the prompt cache off), then the quality gates. A duo
+// loads both members and runs both at once. A backend that fails marks its row and the bench goes
+// on. Run() is called from one thread; it starts its own threads for a duo and the quiet guard.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scoreboard/bench_client.h"
+#include "scoreboard/bench_result.h"
+#include "scoreboard/gates.h"
+#include "scoreboard/quiet_guard.h"
+
+namespace swapd {
+
+struct BenchPlan {
+  std::vector<std::string> models;  // benched alone; with no duos either: every listed model
+  std::vector<std::pair<std::string, std::string>> duos;
+  int runs = 3;
+  int prompt_tokens = 512;
+  int gen_tokens = 128;
+  std::vector<Gate> gates;  // empty: no gates
+  std::string output_dir;   // a failed gate's answer goes to <output_dir>/<model>-<gate>.txt
+  bool strict = false;      // a busy machine before a model's runs refuses that model
+  NoiseLimits noise;
+  // Process trees that are the bench's own work besides the backends (the swapd it drives).
+  std::vector<int> own_pids;
+};
+
+struct BenchOutcome {
+  std::vector<BenchRow> rows;
+  bool refused = false;  // --strict refused at least one row (machine busy)
+};
+
+class BenchRunner {
+ public:
+  // Does not own `client`, which must outlive the runner. Progress lines go to `progress`.
+  BenchRunner(const BenchClient& client, BenchPlan plan, std::ostream& progress);
+  ~BenchRunner();
+  BenchRunner(const BenchRunner&) = delete;
+  BenchRunner& operator=(const BenchRunner&) = delete;
+
+  BenchOutcome Run();
+
+ private:
+  BenchRow Solo(const std::string& model);
+  std::pair<BenchRow, BenchRow> Duo(const std::string& a, const std::string& b);
+  // Unloads everything, loads `model` and fills row.load_seconds, or row.error.
+  bool LoadCold(BenchRow& row, bool unload_first);
+  // The quiet check before the runs. False when --strict refuses the row (row.error set).
+  bool CheckQuiet(std::vector<BenchRow*> rows);
+  // `runs` measured runs of row.model into `row`.
+  void MeasureRuns(BenchRow& row);
+  void RunGates(BenchRow& row);
+  std::string ConfigHash(const std::string& model) const;
+  void RefreshExcluded();
+  void Say(const std::string& line);
+
+  const BenchClient& client_;
+  const BenchPlan plan_;
+  std::ostream& progress_;
+  std::mutex progress_mu_;  // a duo's two threads report at once
+  bool refused_ = false;
+
+  std::mutex excluded_mu_;
+  std::vector<int> excluded_;  // Guarded by excluded_mu_: own_pids plus the backends' pids
+  std::unique_ptr<QuietGuard> guard_;
+};
+
+// The text of measured run `run` (1-based): about `tokens` tokens of plain English words,
+// starting with the run number so that no two runs share a cached prefix. Used by tests.
+std::string SyntheticPrompt(int run, int tokens);
+
+// The median of the values >= 0 (unknowns are < 0); -1 when there is none.
+double MedianOfKnown(std::vector<double> values);
+
+}  // namespace swapd
