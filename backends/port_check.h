@@ -14,4 +14,8 @@ namespace swapd {
 // connection to its port succeeds now. The error names the port and the model.
 Status CheckProxyPortFree(const std::string& model_id, const std::string& proxy_url);
 
+// A loopback TCP port that was free a moment ago (the system picked it); -1 when none could be had.
+// For a process swapd starts with a port of its own (`swapd bench`'s swapd), tests and benchmarks.
+int FreeLoopbackPort();
+
 }  // namespace swapd

@@ -9,9 +9,7 @@
 // are for bench/README.md, section "Backend readiness". Usage: readiness-bench FAKE_BACKEND_BINARY
 // [runs=50] [load_ms=500]
 #include <httplib.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,23 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "backends/port_check.h"
 #include "backends/process_backend.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int FreeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -60,7 +47,7 @@ struct Run {
 };
 
 Run OneRun(const std::string& fake, int load_ms, bool silent) {
-  const int port = FreeLoopbackPort();
+  const int port = swapd::FreeLoopbackPort();
   swapd::ModelConfig model;
   model.id = "bench";
   std::vector<std::string> fake_argv = {fake, "--port", std::to_string(port), "--load-ms",

@@ -1,11 +1,8 @@
 #include "daemon/own_swapd.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,29 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "backends/port_check.h"
 #include "scoreboard/bench_client.h"
 
 namespace swapd {
 namespace {
 
 constexpr auto kStopGrace = std::chrono::seconds(60);
-
-// A loopback port that was free a moment ago (the system picked it).
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string SelfExe() {
   std::vector<char> path(4096);

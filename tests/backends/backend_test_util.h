@@ -3,35 +3,21 @@
 // Plain functions; thread safe.
 #pragma once
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "backends/port_check.h"
 #include "config/config.h"
 #include "tests/support/proc_file.h"
 #include "tests/support/wait.h"
 
 namespace swapd::backend_testing {
 
-// A loopback port that was free a moment ago (bound to port 0, then closed).
-inline int FreeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
+using ::swapd::FreeLoopbackPort;  // backends/port_check.h
 using testing::AllProcesses;
 using testing::ProcStat;
 using testing::ReadProcStat;

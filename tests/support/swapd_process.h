@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/port_check.h"
 #include "base/status.h"
 #include "tests/support/child_process.h"
 
@@ -31,7 +32,7 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
                                  std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
 // A loopback TCP port that was free a moment ago (the OS picked it), for a backend's --port.
-int FreeLoopbackPort();
+using ::swapd::FreeLoopbackPort;
 
 // A config model entry running the fake backend on `port`: cmd, proxy and checkEndpoint lines,
 // indented for a model under `models:` (6 spaces). `flags` are extra fake-backend flags.
