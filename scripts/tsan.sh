@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=build-tsan
-tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1],[memory],[events],[activity],[captures],[loadprogress]}"
+tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http1],[memory],[events],[activity],[captures],[loadprogress],[pacer],[scoreboard]}"
 
 started=$SECONDS
 BUILD_DIR="$build_dir" SWAPD_SANITIZE=thread scripts/build.sh >/dev/null
