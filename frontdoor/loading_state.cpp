@@ -76,6 +76,7 @@ struct Loading {
   // The stream's own (one server thread at a time).
   enum class Phase { kHead, kWaiting, kRelay } phase = Phase::kHead;
   Clock::time_point next_line;
+  std::string told;    // the loading text sent so far: the start of the answer's capture
   HttpResponse inner;  // the backend's answer, relayed
 };
 
@@ -153,12 +154,16 @@ void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpReq
       [this, state](BodyWriter& out, RequestContext& ctx) {
         NoDefer no_defer(ctx);
         Loading& s = *state;
+        auto tell = [&s, &out](const std::string& text) {
+          s.told += text;
+          return out.Write(text);
+        };
         switch (s.phase) {
           case Loading::Phase::kHead:
             s.phase = Loading::Phase::kWaiting;
             s.next_line = Clock::now() + kLineEvery;
-            return out.Write(Chunk(kRule) + Chunk("swapd loading model: " + s.model + "\n") +
-                             Chunk(LoadingLine(s.model)));
+            return tell(Chunk(kRule) + Chunk("swapd loading model: " + s.model + "\n") +
+                        Chunk(LoadingLine(s.model)));
           case Loading::Phase::kWaiting:
             break;
           case Loading::Phase::kRelay:
@@ -173,7 +178,7 @@ void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpReq
         if (!lease) {
           if (Clock::now() < s.next_line) return true;
           s.next_line += kLineEvery;
-          return out.Write(Chunk(LoadingLine(s.model)));
+          return tell(Chunk(LoadingLine(s.model)));
         }
         const double took = std::chrono::duration<double>(Clock::now() - s.arrived).count();
         if (!lease->ok()) {
@@ -190,9 +195,10 @@ void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpReq
         }
         char done[48];
         std::snprintf(done, sizeof done, "Done! (%.2fs)\n", took);
-        if (!out.Write(Chunk("\n") + Chunk(done) + Chunk(kRule) + Chunk(" \n"))) return false;
-        proxy_->Forward(LocalUpstream(s.timeouts, std::move(*lease).value()),
-                        ProxyRequestOf(s.req, s.target, s.body, s.route, s.inflight), s.inner,
+        if (!tell(Chunk("\n") + Chunk(done) + Chunk(kRule) + Chunk(" \n"))) return false;
+        ProxyRequest request = ProxyRequestOf(s.req, s.target, s.body, s.route, s.inflight);
+        request.capture_prefix = s.told;
+        proxy_->Forward(LocalUpstream(s.timeouts, std::move(*lease).value()), request, s.inner,
                         no_defer,
                         /*may_retry=*/false);
         if (s.inner.stream) {

@@ -29,6 +29,9 @@ struct ProxyRequest {
   std::string_view client_body;
   // captureBuffer in bytes: the largest capture of the exchange (ProxyRecord::capture); 0: none.
   size_t capture_limit = 0;
+  // What the client already got of this answer from swapd itself (sendLoadingState's text): the
+  // capture's answer starts with it, as the client's did.
+  std::string_view capture_prefix;
   // Its entry among the requests in flight (null for a request llama-swap does not track): told
   // of the answer's headers and bytes, and of the socket a cancel shuts down.
   std::shared_ptr<InflightRequest> inflight;

@@ -28,6 +28,7 @@ UpstreamProxy::Exchange::Exchange(UpstreamProxy* p, UpstreamTarget t, const Prox
   record.peer = target.peer;
   record.route = request.route;
   record.path = request.path;
+  capture.AddResponseBytes(request.capture_prefix);
 }
 
 UpstreamProxy::Exchange::~Exchange() {

@@ -240,6 +240,26 @@ TEST_CASE("GET /api/captures/{id}: a chat request and a streamed one, as llama-s
   CHECK(json::parse(bad.body)["error"]["message"] == "invalid capture ID");
 }
 
+TEST_CASE(
+    "A sendLoadingState answer's capture has the loading text the client got, then the stream",
+    "[integration][captures]") {
+  auto swapd = StartSwapd("sendLoadingState: true\nmodels:\n" +
+                          FakeModelYaml("cap-load", FreeLoopbackPort(), "--load-ms 1200"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  StreamedReply streamed = StreamPost(url, "/v1/chat/completions", ChatBody("cap-load", true, 4));
+  REQUIRE(streamed.status == 200);
+  REQUIRE_THAT(streamed.body, Catch::Contains("swapd loading model: cap-load"));
+  REQUIRE(WaitFor([&] {
+    const json rows = Rows(url);
+    return rows.size() == 1 && Captured(rows[0]);
+  }));
+  HttpReply reply = HttpGet(url, "/api/captures/" + std::to_string(Rows(url)[0]["id"].get<int>()));
+  REQUIRE(reply.status == 200);
+  CHECK(Decoded(json::parse(reply.body)["resp_body"]) == streamed.body);
+}
+
 TEST_CASE("Captures under apiKeys: the key is redacted, and the route wants a key",
           "[integration][captures]") {
   auto swapd = StartSwapd("apiKeys: [sk-cap-key]\nmodels:\n" +
