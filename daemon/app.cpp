@@ -12,6 +12,7 @@
 #include "backends/process_backend.h"
 #include "backends/router.h"
 #include "config/loader.h"
+#include "daemon/activity_events.h"
 #include "daemon/activity_log.h"
 #include "daemon/bench_store.h"
 #include "daemon/check_command.h"
@@ -143,11 +144,9 @@ int App::Run() {
   if (!activity_store) return 1;
   // Recent requests' captures (GET /api/captures/{id}), filed under their rows' ids by the log.
   CaptureStore captures(CaptureBufferBytes(config->capture_buffer_mb));
+  ActivityEvents activity_events(*events);  // outlives the log, which tells it
   ActivityLog activity(
-      std::move(activity_store),
-      [events](int64_t id) {
-        events->Publish("activity", {{"id", id}});
-      },
+      std::move(activity_store), [&activity_events](int64_t id) { activity_events.Recorded(id); },
       &captures);
   // `swapd bench`'s results (GET /api/bench); the route reads it, so it outlives the server.
   std::unique_ptr<BenchStore> bench_store = OpenBenchStore(config->store_path);
@@ -260,6 +259,7 @@ int App::Run() {
       }
       // Refusing first, so that what the log line says holds once it is written.
       server.SetShuttingDown();
+      events->Close();  // the /api/events and /models/sse streams end
       spdlog::info(
           "{}: shutting down: new requests get 503; in-flight ones may finish for {} s "
           "(a second signal exits at once)",

@@ -157,7 +157,7 @@ void EventFeed::Stopping(const std::string& model, const char* reason) {
 void EventFeed::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    const bool watched = hub_.readers() > 0;
+    const bool watched = hub_.Watched("loading");
     wake_.wait_for(lock, watched ? kWatchedPoll : kIdlePoll, [&] { return poked_ || stop_; });
     if (stop_) break;
     poked_ = false;

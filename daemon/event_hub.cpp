@@ -1,17 +1,49 @@
 #include "daemon/event_hub.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
 namespace swapd {
 
-// Guarded by the hub's mu_ (the condition variable waits on it too).
+// Guarded by the hub's mu_.
 struct EventHub::Reader {
+  Reader() : ready(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~Reader() {
+    if (ready >= 0) ::close(ready);
+  }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
   std::vector<EventFrame> pending;
   size_t initial = 0;  // of `pending`: the initial frames, not counted against the bounds
   size_t bytes = 0;    // of the others
   uint64_t dropped = 0;
-  std::condition_variable ready;
+  std::vector<std::string> types;  // taken; empty: all
+  // Readable while something is pending (or lost, or the hub closed): a stream waits for it in
+  // poll, with the client's socket (RequestContext::WaitReadable).
+  const int ready;
+  bool signalled = false;
+
+  void Signal() {
+    if (signalled) return;
+    signalled = true;
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(ready, &one, sizeof(one));
+  }
+  void Unsignal() {
+    if (!signalled) return;
+    signalled = false;
+    uint64_t value;
+    [[maybe_unused]] ssize_t n = ::read(ready, &value, sizeof(value));
+  }
+
+  bool Takes(std::string_view type) const {
+    return types.empty() || std::find(types.begin(), types.end(), type) != types.end();
+  }
 };
 
 EventFrame MakeEventFrame(std::string_view type, const nlohmann::json& data) {
@@ -27,8 +59,11 @@ EventHub::EventHub(size_t queue_frames, size_t queue_bytes)
 
 EventHub::~EventHub() = default;
 
-void EventHub::Deliver(const EventFrame& frame) {
+void EventHub::Deliver(std::string_view type, const EventFrame& frame) {
   for (const auto& r : readers_) {
+    if (!r->Takes(type)) continue;
+    // Signalled once until the reader takes its batch: one wake per batch, not per event.
+    r->Signal();
     if (r->pending.size() >= queue_frames_ + r->initial ||
         r->bytes + frame->size() > queue_bytes_) {
       ++r->dropped;
@@ -37,19 +72,17 @@ void EventHub::Deliver(const EventFrame& frame) {
     }
     r->bytes += frame->size();
     r->pending.push_back(frame);
-    // Only an empty queue can have its reader waiting: one wake per batch, not per event.
-    if (r->pending.size() == 1) r->ready.notify_one();
   }
 }
 
 void EventHub::Publish(std::string_view type, const nlohmann::json& data) {
   {
     std::lock_guard lock(mu_);
-    if (readers_.empty()) return;  // not rendered for nobody (every log line passes here)
+    if (!WatchedLocked(type)) return;  // not rendered for nobody (every log batch passes here)
   }
   EventFrame frame = MakeEventFrame(type, data);
   std::lock_guard lock(mu_);
-  Deliver(frame);
+  Deliver(type, frame);
 }
 
 void EventHub::PublishState(std::string_view type, const nlohmann::json& data) {
@@ -62,19 +95,24 @@ void EventHub::PublishState(std::string_view type, const nlohmann::json& data) {
   } else {
     kept->second = frame;
   }
-  Deliver(frame);
+  Deliver(type, frame);
 }
 
 std::unique_ptr<EventHub::Subscription> EventHub::Subscribe(std::vector<EventFrame> initial,
-                                                            std::vector<EventFrame> trailing) {
+                                                            std::vector<EventFrame> trailing,
+                                                            std::vector<std::string> types) {
   auto reader = std::make_shared<Reader>();
   reader->pending = std::move(initial);
+  reader->types = std::move(types);
   std::function<void()> told;
   {
     std::lock_guard lock(mu_);
-    for (const auto& state : states_) reader->pending.push_back(state.second);
+    for (const auto& state : states_) {
+      if (reader->Takes(state.first)) reader->pending.push_back(state.second);
+    }
     for (EventFrame& frame : trailing) reader->pending.push_back(std::move(frame));
     reader->initial = reader->pending.size();
+    if (!reader->pending.empty() || closed_) reader->Signal();
     readers_.push_back(reader);
     told = on_subscribe_;
   }
@@ -90,6 +128,22 @@ void EventHub::SetOnSubscribe(std::function<void()> on_subscribe) {
 size_t EventHub::readers() const {
   std::lock_guard lock(mu_);
   return readers_.size();
+}
+
+void EventHub::Close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (const auto& r : readers_) r->Signal();
+}
+
+bool EventHub::Watched(std::string_view type) const {
+  std::lock_guard lock(mu_);
+  return WatchedLocked(type);
+}
+
+bool EventHub::WatchedLocked(std::string_view type) const {
+  return std::any_of(readers_.begin(), readers_.end(),
+                     [&](const auto& r) { return r->Takes(type); });
 }
 
 uint64_t EventHub::dropped() const {
@@ -118,14 +172,26 @@ EventHub::Subscription::~Subscription() {
   hub_->readers_.remove(reader_);
 }
 
-EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout,
-                                                           std::chrono::milliseconds pace) {
-  // Frames that come while it waits out the pace are in the queue for this batch.
+int EventHub::Subscription::fd() const { return reader_->ready; }
+
+void EventHub::Subscription::WaitPace(std::chrono::milliseconds pace) const {
+  // Frames that come while it waits out the pace are in the queue for the next batch.
   const auto since = std::chrono::steady_clock::now() - last_batch_;
   if (since < pace) std::this_thread::sleep_for(pace - since);
+}
+
+EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout,
+                                                           std::chrono::milliseconds pace) {
+  WaitPace(pace);
   std::unique_lock lock(hub_->mu_);
   Reader& r = *reader_;
-  r.ready.wait_for(lock, timeout, [&] { return !r.pending.empty() || r.dropped > 0; });
+  if (r.pending.empty() && r.dropped == 0 && timeout.count() > 0) {
+    lock.unlock();  // the Deliver that makes `ready` readable takes the lock
+    pollfd p{r.ready, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(timeout.count()));
+    lock.lock();
+  }
+  if (!hub_->closed_) r.Unsignal();  // (closed: stays readable, every wait ends at once)
   Batch batch;
   batch.frames.swap(r.pending);
   r.initial = 0;
@@ -133,7 +199,9 @@ EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::millisec
   batch.dropped = r.dropped;
   if (r.dropped > 0) {
     // What it lost may have been a state: the kept ones bring it up to date.
-    for (const auto& state : hub_->states_) batch.frames.push_back(state.second);
+    for (const auto& state : hub_->states_) {
+      if (r.Takes(state.first)) batch.frames.push_back(state.second);
+    }
     r.dropped = 0;
   }
   if (!batch.frames.empty()) last_batch_ = std::chrono::steady_clock::now();

@@ -4,12 +4,13 @@
 // that does not keep up loses events (counted, per reader and in total), and never slows the
 // publisher. The latest frame of each state type (modelStatus, profileChanged) is kept: a new
 // reader gets those first, and a reader that lost events gets them again, so its picture of the
-// models is current again.
+// models is current again. A reader may take only some types (GET /models/sse wants model states,
+// not the log): it is neither queued nor woken for the others, and an event no reader takes is
+// not rendered.
 // Thread safe. Publishing never logs (log lines are published from the log sink).
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -41,21 +42,29 @@ class EventHub {
   // Sends to every reader, and keeps it as the state of `type` for readers yet to come.
   void PublishState(std::string_view type, const nlohmann::json& data);
 
-  // A new reader. Its queue starts with `initial` (not counted against the bound), then the
-  // kept states, then `trailing` (not counted either). `on_subscribe`, if set, is told afterwards
-  // (without the hub's lock).
+  // A new reader of the events of `types` (none: every type). Its queue starts with `initial`
+  // (not counted against the bound), then the kept states it takes, then `trailing` (not counted
+  // either). `on_subscribe`, if set, is told afterwards (without the hub's lock).
   std::unique_ptr<Subscription> Subscribe(std::vector<EventFrame> initial = {},
-                                          std::vector<EventFrame> trailing = {});
+                                          std::vector<EventFrame> trailing = {},
+                                          std::vector<std::string> types = {});
   void SetOnSubscribe(std::function<void()> on_subscribe);
 
+  // Swapd is shutting down: every reader's wait ends at once, from now on (a stream then sees the
+  // shutdown and ends).
+  void Close();
+
   size_t readers() const;
+  // Whether some reader takes events of `type`: quick, for a source that may skip its work.
+  bool Watched(std::string_view type) const;
   uint64_t dropped() const;  // frames lost by slow readers, since the start
 
  private:
   friend class Subscription;
   struct Reader;
 
-  void Deliver(const EventFrame& frame);  // mu_ held
+  void Deliver(std::string_view type, const EventFrame& frame);  // mu_ held
+  bool WatchedLocked(std::string_view type) const;               // mu_ held
 
   const size_t queue_frames_;
   const size_t queue_bytes_;
@@ -63,6 +72,7 @@ class EventHub {
   std::list<std::shared_ptr<Reader>> readers_;              // Guarded by mu_
   std::vector<std::pair<std::string, EventFrame>> states_;  // Guarded by mu_; by first use
   uint64_t dropped_ = 0;                                    // Guarded by mu_
+  bool closed_ = false;                                     // Guarded by mu_
   std::function<void()> on_subscribe_;                      // Guarded by mu_
 };
 
@@ -85,6 +95,11 @@ class EventHub::Subscription {
   // is written at once, and a reader is not woken for every event.
   Batch Next(std::chrono::milliseconds timeout,
              std::chrono::milliseconds pace = std::chrono::milliseconds(0));
+  // Readable while a batch (or a loss) waits, or once the hub closed: to wait for it with other
+  // things (RequestContext::WaitReadable), then take it with Next(0ms).
+  int fd() const;
+  // Sleeps out the rest of `pace` since the last batch with frames.
+  void WaitPace(std::chrono::milliseconds pace) const;
 
  private:
   friend class EventHub;

@@ -2,7 +2,8 @@
 // GET /api/events and GET /models/sse do: no caching or proxy buffering; `render` makes a batch's
 // text ("" when nothing of it is for this stream); an SSE comment after 15 s of silence, so that a
 // client that left is noticed and proxies in between keep the connection; the end when swapd
-// shuts down. The stream waits for frames with a short timeout, so that the end is prompt.
+// shuts down (EventHub::Close ends its wait). It waits for frames in poll with the client's socket:
+// no timer wakes a quiet stream.
 #pragma once
 
 #include <chrono>

@@ -27,7 +27,7 @@ LogEvents::~LogEvents() {
 }
 
 void LogEvents::Add(const LogLine& line) {
-  if (hub_.readers() == 0) return;  // nobody to tell; a new reader gets the history
+  if (!hub_.Watched("logData")) return;  // nobody to tell; a new reader gets the history
   const bool own = line.source == LogHub::kSwapdSource;
   std::lock_guard lock(mu_);
   const auto now = Clock::now();

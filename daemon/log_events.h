@@ -24,7 +24,7 @@ namespace swapd {
 struct LogEventLimits {
   std::chrono::milliseconds every{100};
   size_t burst_bytes = 256u << 10;      // per source
-  size_t bytes_per_second = 64u << 10;  // per source, once the burst is spent
+  size_t bytes_per_second = 16u << 10;  // per source, once the burst is spent
 };
 
 class LogEvents {

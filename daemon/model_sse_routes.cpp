@@ -4,9 +4,9 @@
 // "loading" | "loaded"}, a failed start {"value": "unloaded", "failed": true}), and, while it
 // loads, `progress {stages, current, value 0..1}` as llama.cpp reports a loading model (swapd's
 // backends load one model per process: the one stage "text_model"). It is the /api/events feed
-// (daemon/event_feed.h) seen through llama.cpp's words: the stream subscribes to the same
-// EventHub and turns its modelStatus and loading events into these frames (the others are not
-// for it). On connect: each configured model's status. Behind apiKeys as every route but /health.
+// (daemon/event_feed.h) seen through llama.cpp's words: the stream subscribes to the
+// modelStatus and loading events of the same EventHub and turns them into these frames. On
+// connect: each configured model's status. Behind apiKeys as every route but /health.
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,22 +33,12 @@ std::string StatusValue(const std::string& state) {
   return "";
 }
 
-bool EndsWith(std::string_view text, std::string_view end) {
-  return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
-}
-
 // One stream's state, on the thread that writes it.
 struct Reader {
   std::map<std::string, std::string> told;  // model -> the status value last sent
 
   // The frames for one of the hub's frames ("event:message\ndata:{type, data: "<json>"}").
   std::string Translate(const std::string& hub_frame) {
-    // The envelope's keys are sorted, "type" last: the frames not for this stream (a logData
-    // frame may be 256 KiB) are passed over without parsing them.
-    if (!EndsWith(hub_frame, "\"type\":\"modelStatus\"}\n\n") &&
-        !EndsWith(hub_frame, "\"type\":\"loading\"}\n\n")) {
-      return "";
-    }
     const size_t at = hub_frame.find("data:");
     if (at == std::string::npos) return "";
     const nlohmann::json envelope = nlohmann::json::parse(hub_frame.substr(at + 5), nullptr, false);
@@ -100,7 +90,8 @@ void AddModelSseRoute(FrontDoor& door, std::shared_ptr<EventHub> events) {
   door.AddRoute("GET", "/models/sse",
                 [&door, events](const HttpRequest&, HttpResponse& res, RequestContext&) {
                   ServeEvents(
-                      door, res, events->Subscribe(), std::chrono::milliseconds(0),
+                      door, res, events->Subscribe({}, {}, {"modelStatus", "loading"}),
+                      std::chrono::milliseconds(0),
                       [reader = Reader{}](const EventHub::Subscription::Batch& batch) mutable {
                         std::string text;
                         for (const EventFrame& frame : batch.frames) {

@@ -50,6 +50,9 @@ class NoDefer final : public RequestContext {
   void Defer(DeferredStep) override {}
   void WillBlock() override { server_.WillBlock(); }
   bool ClientGone() const override { return server_.ClientGone(); }
+  bool WaitReadable(int fd, std::chrono::milliseconds timeout) override {
+    return server_.WaitReadable(fd, timeout);
+  }
 
  private:
   RequestContext& server_;

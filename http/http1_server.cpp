@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -76,6 +77,12 @@ class Http1Server::Scope final : public RequestContext {
   void Defer(DeferredStep step) override { taken = std::move(step); }
   void WillBlock() override { server_.threads_->WillBlock(); }
   bool ClientGone() const override { return client_.ClientGone(); }
+  bool WaitReadable(int fd, std::chrono::milliseconds timeout) override {
+    // The stop eventfd stays readable once Stop() wrote it.
+    pollfd p[3] = {{fd, POLLIN, 0}, {client_.fd(), POLLRDHUP, 0}, {server_.wake_fd_, POLLIN, 0}};
+    return ::poll(p, 3, static_cast<int>(timeout.count())) > 0 && (p[0].revents & POLLIN) != 0 &&
+           p[1].revents == 0 && p[2].revents == 0;
+  }
   DeferredStep taken;
 
  private:

@@ -8,6 +8,8 @@
 //    beats a sleep and a wake-up per wait; the server runs the step on whichever thread wakes
 //    when the socket is readable (or the deadline passed, or the client left), and writes the
 //    response once a step completes it.
+//  - WaitReadable(fd, timeout): a streamed body's producer waits for its source (an eventfd) with
+//    no timer to wake it meanwhile: the wait also ends when the client leaves or the server stops.
 // A context lives for one handler call or step, on that call's thread.
 #pragma once
 
@@ -51,6 +53,9 @@ class RequestContext {
   virtual void WillBlock() = 0;
   // One system call.
   virtual bool ClientGone() const = 0;
+  // Waits until `fd` is readable (true), or the timeout passed, the client left or the server is
+  // stopping (false). The default looks at `fd` only.
+  virtual bool WaitReadable(int fd, std::chrono::milliseconds timeout);
 };
 
 // The context of code that runs outside a server (tests, tools): never defers, never gone.

@@ -1,8 +1,9 @@
 // Tests of GET /api/events: EventHub on its own (llama-swap's frame, kept states, queues bounded in
 // frames and bytes that drop and then resend the states), LogEvents (log lines batched per source,
-// a flood cut and counted), modelStatus's shape from a real config; then the real swapd with fake
-// backends: the frames on connect, a model's status and loading events live, a flood of log lines
-// with a reader that never reads (swapd keeps serving), the end at shutdown.
+// a flood cut and counted), ActivityEvents (one event per interval), modelStatus's shape from a
+// real config; then the real swapd with fake backends: the frames on connect, a model's status and
+// loading events live, a flood of log lines with a reader that never reads (swapd keeps serving),
+// the end at shutdown.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "config/loader.h"
+#include "daemon/activity_events.h"
 #include "daemon/event_feed.h"
 #include "daemon/event_hub.h"
 #include "daemon/log_events.h"
@@ -75,6 +77,32 @@ TEST_CASE("EventHub: a reader gets its initial frames, the kept states, then wha
   CHECK(reader->Next(10ms).frames.empty());
   reader.reset();
   CHECK(hub.readers() == 0);
+}
+
+TEST_CASE("EventHub: a reader of some types gets only those, and is not woken for the others",
+          "[unit][events]") {
+  EventHub hub;
+  hub.PublishState("modelStatus", json::array({"s"}));
+  hub.PublishState("profileChanged", {{"active", nullptr}});
+  auto models = hub.Subscribe({}, {}, {"modelStatus", "loading"});
+  CHECK(hub.Watched("loading"));
+  CHECK_FALSE(hub.Watched("logData"));  // a source may skip rendering it
+  CHECK(Types(ParseEvents(*models->Next(1s).frames.at(0))) ==
+        std::vector<std::string>{"modelStatus"});
+  hub.Publish("logData", {{"data", "line"}});
+  hub.Publish("inflight", {{"operation", "snapshot"}});
+  CHECK(models->Next(10ms).frames.empty());
+  auto all = hub.Subscribe();
+  CHECK(hub.Watched("logData"));
+  hub.Publish("logData", {{"data", "line"}});
+  hub.Publish("loading", {{"model", "m"}});
+  EventHub::Subscription::Batch batch = models->Next(1s);
+  REQUIRE(batch.frames.size() == 1);
+  CHECK(Types(ParseEvents(*batch.frames[0])) == std::vector<std::string>{"loading"});
+  std::string text;
+  for (const EventFrame& f : all->Next(1s).frames) text += *f;
+  CHECK(Types(ParseEvents(text)) ==
+        std::vector<std::string>{"modelStatus", "profileChanged", "logData", "loading"});
 }
 
 TEST_CASE("EventHub: a slow reader loses events, counted, then gets the states again",
@@ -179,6 +207,33 @@ TEST_CASE("LogEvents: a flood beyond the allowance is cut, and the event says ho
   CHECK_THAT(LogEventMetricsText(log_events),
              Catch::Contains("swapd_events_log_lines_skipped_total 43\n"));
   CHECK(logs.History("m").size() == 50);  // the log itself keeps them all
+}
+
+TEST_CASE("ActivityEvents: rows recorded within an interval are one activity event, the newest id",
+          "[unit][events]") {
+  EventHub hub;
+  auto reader = hub.Subscribe();
+  constexpr auto kEvery = 50ms;
+  ActivityEvents activity(hub, kEvery);
+  const auto began = std::chrono::steady_clock::now();
+  for (int64_t id = 1; id <= 500; ++id) activity.Recorded(id);
+  const auto took = std::chrono::steady_clock::now() - began;
+  std::vector<Event> events = ReadUntil(*reader, [](const auto& e) {
+    return !e.empty() && e.back().data == json{{"id", 500}};
+  });
+  // One event per interval at most (the calls take well under one), the ids only growing.
+  REQUIRE(!events.empty());
+  CHECK(events.back().data == json{{"id", 500}});
+  CHECK(events.size() <= 1 + static_cast<size_t>(took / kEvery) + 1);
+  for (size_t i = 0; i < events.size(); ++i) {
+    CHECK(events[i].type == "activity");
+    if (i > 0) CHECK(events[i].data["id"] > events[i - 1].data["id"]);
+  }
+  activity.Recorded(400);  // an older id than the last told: nothing new to tell
+  activity.Recorded(501);
+  events = ReadUntil(*reader, [](const auto& e) { return !e.empty(); });
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].data == json{{"id", 501}});
 }
 
 TEST_CASE("modelStatus lists every model as llama-swap does, then the peers' models",

@@ -2,11 +2,12 @@
 // wire is exactly what a test writes and reads: keep-alive and pipelining, request bodies
 // (length, chunked, 100-continue), HTTP/1.0, HEAD, streamed answers and clients that leave,
 // refused requests, and the threads: an idle connection holds none, blocked handlers do not block
-// the others, a deferred response holds none while it waits, Stop() ends Run() with connections
-// open.
+// the others, a deferred response holds none while it waits, a stream waits for its source in
+// poll (WaitReadable), Stop() ends Run() with connections open.
 #include "http/http1_server.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -428,6 +429,75 @@ TEST_CASE("an idle connection is closed after the idle timeout", "[unit][http1]"
   REQUIRE(c.ReadUntil("body=").find("200 OK") != std::string::npos);
   c.ReadToEnd();  // returns when the server closes (well within its 20 s)
   CHECK(c.eof());
+}
+
+// An eventfd a test makes readable.
+class Signal {
+ public:
+  Signal() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) { REQUIRE(fd_ >= 0); }
+  ~Signal() { ::close(fd_); }
+  int fd() const { return fd_; }
+  void Raise() {
+    uint64_t one = 1;
+    REQUIRE(::write(fd_, &one, sizeof(one)) == sizeof(one));
+  }
+  void Lower() {
+    uint64_t value;
+    [[maybe_unused]] ssize_t n = ::read(fd_, &value, sizeof(value));
+  }
+
+ private:
+  const int fd_;
+};
+
+TEST_CASE("a stream's WaitReadable ends with its source, its client's leaving, or the stop",
+          "[unit][http1]") {
+  Signal source;
+  std::atomic<int> entered{0};    // WaitReadable calls begun
+  std::atomic<int> waits{0};      // of those, ended
+  std::atomic<int> readable{0};   // of those, because the source was readable
+  std::atomic<int> released{-1};  // the stream's "whole", once it is done with
+  auto server =
+      std::make_unique<Server>([&](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        res.SetStream(
+            "text/plain",
+            [&](BodyWriter& out, RequestContext& context) {
+              // A long timeout: only the source, the client or the stop ends the wait.
+              ++entered;
+              const bool ready = context.WaitReadable(source.fd(), std::chrono::minutes(10));
+              ++waits;
+              if (!ready) return true;  // the server then looks at its client and its stop
+              ++readable;
+              source.Lower();
+              return out.Write("tick\n");
+            },
+            [&](bool whole) { released = whole ? 1 : 0; });
+      });
+  {
+    RawConnection c(server->port());
+    REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
+    source.Raise();
+    CHECK(c.ReadUntil("tick").find("tick") != std::string::npos);
+    source.Raise();
+    CHECK(c.ReadUntil("5\r\ntick").find("5\r\ntick") != std::string::npos);
+    CHECK(readable == 2);
+    c.Close();  // the wait ends without the source
+    CHECK(WaitFor([&] { return released != -1; }));
+    CHECK(released == 0);
+    CHECK(readable == 2);
+  }
+  released = -1;
+  RawConnection streaming(server->port());
+  REQUIRE(streaming.Send("GET / HTTP/1.1\r\n\r\n"));
+  source.Raise();
+  REQUIRE(streaming.ReadUntil("tick").find("tick") != std::string::npos);
+  // Stopped while the stream waits in poll (not between two pieces: that ends it too).
+  REQUIRE(WaitFor([&] { return entered > waits; }));
+  server->Stop();  // joins Run(): the wait ended
+  CHECK(waits == entered);
+  CHECK(released == 0);
+  streaming.ReadToEnd();
+  CHECK(streaming.eof());
 }
 
 TEST_CASE("Stop ends Run with idle connections and a stream open", "[unit][http1]") {
