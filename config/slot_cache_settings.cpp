@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/stable_hash.h"
+
 namespace swapd {
 namespace {
 
@@ -131,18 +133,9 @@ std::optional<uint64_t> ParseByteSize(std::string_view text) {
 }
 
 std::string StableHash(const std::vector<std::string>& parts) {
-  uint64_t hash = 1469598103934665603ull;
-  for (const std::string& part : parts) {
-    for (unsigned char c : part) {
-      hash ^= c;
-      hash *= 1099511628211ull;
-    }
-    hash ^= 0;
-    hash *= 1099511628211ull;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
-  return out;
+  Fnv1a hash;
+  for (const std::string& part : parts) hash.Add(part).AddSeparator();
+  return hash.Hex();
 }
 
 }  // namespace swapd

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/unix_time.h"
 #include "frontdoor/model_list.h"
 
 namespace swapd {
@@ -41,12 +42,6 @@ nlohmann::json LoadingJson(const std::string& model, const std::string& stage) {
           {"stage", stage},
           {"progress", ready ? nlohmann::json(1.0) : nlohmann::json(nullptr)},
           {"eta_seconds", ready ? nlohmann::json(0.0) : nlohmann::json(nullptr)}};
-}
-
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 std::string LlamaSwapState(BackendState state) {

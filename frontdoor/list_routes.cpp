@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/unix_time.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/front_door.h"
 #include "frontdoor/model_id.h"
@@ -12,12 +13,6 @@
 
 namespace swapd {
 namespace {
-
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool Has(const std::vector<std::string>& list, const char* value) {
   return std::find(list.begin(), list.end(), value) != list.end();

@@ -13,6 +13,9 @@
 #include <latch>
 #include <thread>
 
+#include "base/stable_hash.h"
+#include "base/unix_time.h"
+
 namespace swapd {
 namespace {
 
@@ -36,18 +39,6 @@ std::string Fixed(double value, int decimals) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.*f", decimals, value);
   return text;
-}
-
-// FNV-1a, 16 hex digits: a stable hash of a text.
-std::string HashText(const std::string& text) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  return hex;
 }
 
 // A file name made of the model's and the gate's names (ids may hold '/' or ':').
@@ -82,12 +73,6 @@ void MarkNoise(const NoiseReport& during, std::initializer_list<BenchRow*> rows)
     row->noise +=
         (row->noise.empty() ? "" : "; ") + std::string("during the runs: ") + during.reason;
   }
-}
-
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -181,7 +166,7 @@ std::string BenchRunner::ConfigHash(const std::string& model) const {
   nlohmann::json stable = entry.value();
   stable.erase("status");
   stable.erase("created");
-  return HashText(stable.dump());
+  return Fnv1a().Add(stable.dump()).Hex();
 }
 
 bool BenchRunner::LoadCold(BenchRow& row, bool unload_first) {

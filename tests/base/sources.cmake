@@ -1,1 +1,1 @@
-list(APPEND SWAPD_TEST_SOURCES base/pacer_test.cpp)
+list(APPEND SWAPD_TEST_SOURCES base/pacer_test.cpp base/stable_hash_test.cpp)
