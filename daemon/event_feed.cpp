@@ -96,6 +96,9 @@ nlohmann::json UiConfigJson(const Config& config) {
 EventFeed::EventFeed(Router& router, const FrontDoor& door, EventHub& hub,
                      LoadTimeStore* load_times)
     : router_(router), door_(door), hub_(hub), load_times_(load_times) {
+  // Kept before the server takes its first reader, who gets them on connect (from the thread, a
+  // reader quicker than its first look got them after its inflight snapshot).
+  PublishStates();
   thread_ = std::thread([this] { Loop(); });
 }
 
