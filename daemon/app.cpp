@@ -259,7 +259,8 @@ int App::Run() {
       }
       // Refusing first, so that what the log line says holds once it is written.
       server.SetShuttingDown();
-      events->Close();  // the /api/events and /models/sse streams end
+      events->Close();   // the /api/events and /models/sse streams end
+      log_hub->Close();  // and the /logs/stream ones
       spdlog::info(
           "{}: shutting down: new requests get 503; in-flight ones may finish for {} s "
           "(a second signal exits at once)",

@@ -1,23 +1,14 @@
 #include "daemon/event_hub.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <thread>
+
+#include "base/wake_fd.h"
 
 namespace swapd {
 
 // Guarded by the hub's mu_.
 struct EventHub::Reader {
-  Reader() : ready(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-  ~Reader() {
-    if (ready >= 0) ::close(ready);
-  }
-  Reader(const Reader&) = delete;
-  Reader& operator=(const Reader&) = delete;
-
   std::vector<EventFrame> pending;
   size_t initial = 0;  // of `pending`: the initial frames, not counted against the bounds
   size_t bytes = 0;    // of the others
@@ -25,21 +16,7 @@ struct EventHub::Reader {
   std::vector<std::string> types;  // taken; empty: all
   // Readable while something is pending (or lost, or the hub closed): a stream waits for it in
   // poll, with the client's socket (RequestContext::WaitReadable).
-  const int ready;
-  bool signalled = false;
-
-  void Signal() {
-    if (signalled) return;
-    signalled = true;
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(ready, &one, sizeof(one));
-  }
-  void Unsignal() {
-    if (!signalled) return;
-    signalled = false;
-    uint64_t value;
-    [[maybe_unused]] ssize_t n = ::read(ready, &value, sizeof(value));
-  }
+  WakeFd ready;
 
   bool Takes(std::string_view type) const {
     return types.empty() || std::find(types.begin(), types.end(), type) != types.end();
@@ -63,7 +40,7 @@ void EventHub::Deliver(std::string_view type, const EventFrame& frame) {
   for (const auto& r : readers_) {
     if (!r->Takes(type)) continue;
     // Signalled once until the reader takes its batch: one wake per batch, not per event.
-    r->Signal();
+    r->ready.Signal();
     if (r->pending.size() >= queue_frames_ + r->initial ||
         r->bytes + frame->size() > queue_bytes_) {
       ++r->dropped;
@@ -112,7 +89,7 @@ std::unique_ptr<EventHub::Subscription> EventHub::Subscribe(std::vector<EventFra
     }
     for (EventFrame& frame : trailing) reader->pending.push_back(std::move(frame));
     reader->initial = reader->pending.size();
-    if (!reader->pending.empty() || closed_) reader->Signal();
+    if (!reader->pending.empty() || closed_) reader->ready.Signal();
     readers_.push_back(reader);
     told = on_subscribe_;
   }
@@ -133,7 +110,7 @@ size_t EventHub::readers() const {
 void EventHub::Close() {
   std::lock_guard lock(mu_);
   closed_ = true;
-  for (const auto& r : readers_) r->Signal();
+  for (const auto& r : readers_) r->ready.Signal();
 }
 
 bool EventHub::Watched(std::string_view type) const {
@@ -172,7 +149,7 @@ EventHub::Subscription::~Subscription() {
   hub_->readers_.remove(reader_);
 }
 
-int EventHub::Subscription::fd() const { return reader_->ready; }
+int EventHub::Subscription::fd() const { return reader_->ready.fd(); }
 
 void EventHub::Subscription::WaitPace(std::chrono::milliseconds pace) const {
   // Frames that come while it waits out the pace are in the queue for the next batch.
@@ -187,11 +164,10 @@ EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::millisec
   Reader& r = *reader_;
   if (r.pending.empty() && r.dropped == 0 && timeout.count() > 0) {
     lock.unlock();  // the Deliver that makes `ready` readable takes the lock
-    pollfd p{r.ready, POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>(timeout.count()));
+    WaitReadable(r.ready.fd(), timeout);
     lock.lock();
   }
-  if (!hub_->closed_) r.Unsignal();  // (closed: stays readable, every wait ends at once)
+  if (!hub_->closed_) r.ready.Clear();  // (closed: stays readable, every wait ends at once)
   Batch batch;
   batch.frames.swap(r.pending);
   r.initial = 0;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "frontdoor/error_response.h"
+
 namespace swapd {
 namespace {
 
@@ -19,9 +21,16 @@ struct Stream {
 
 }  // namespace
 
+Status NoReaderFdError() {
+  return Status::Error(ErrorCode::kUnavailable,
+                       "cannot follow this stream now: swapd has no file descriptor left for one "
+                       "more reader; try again later");
+}
+
 void ServeEvents(const FrontDoor& door, HttpResponse& res,
                  std::unique_ptr<EventHub::Subscription> subscription,
                  std::chrono::milliseconds pace, EventRender render) {
+  if (subscription->fd() < 0) return SetErrorResponse(res, NoReaderFdError());
   auto stream = std::make_shared<Stream>();
   stream->subscription = std::move(subscription);
   stream->pace = pace;

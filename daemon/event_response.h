@@ -3,7 +3,8 @@
 // text ("" when nothing of it is for this stream); an SSE comment after 15 s of silence, so that a
 // client that left is noticed and proxies in between keep the connection; the end when swapd
 // shuts down (EventHub::Close ends its wait). It waits for frames in poll with the client's socket:
-// no timer wakes a quiet stream.
+// no timer wakes a quiet stream. A reader that got no wake-up fd (swapd is out of file
+// descriptors) is refused with a 503 rather than served late.
 #pragma once
 
 #include <chrono>
@@ -11,10 +12,14 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "daemon/event_hub.h"
 #include "frontdoor/front_door.h"
 
 namespace swapd {
+
+// The 503 of a stream whose reader got no wake-up fd (WakeFd::ok() false).
+Status NoReaderFdError();
 
 // Called on the stream's thread, one batch at a time: may keep state of its own.
 using EventRender = std::function<std::string(const EventHub::Subscription::Batch& batch)>;

@@ -2,15 +2,17 @@
 
 #include <algorithm>
 
+#include "base/wake_fd.h"
+
 namespace swapd {
 
-// Guarded by the hub's mu_ (the condition variable waits on it too).
+// Guarded by the hub's mu_.
 struct LogHub::Subscriber {
   std::string source;  // empty: every source
   std::vector<LogLine> pending;
   size_t dropped = 0;
   size_t history_lines = 0;  // of `pending`: the history, not counted against the live bound
-  std::condition_variable ready;
+  WakeFd ready;              // readable while lines (or a loss) wait, or once the hub closed
 };
 
 std::string FormatLogLines(const std::vector<LogLine>& lines) {
@@ -40,7 +42,7 @@ void LogHub::Append(std::string_view source, std::string_view text) {
       continue;
     }
     s->pending.push_back(line);
-    s->ready.notify_one();
+    s->ready.Signal();
   }
   if (listener_) listener_(line);
   history_bytes_ += line.text.size();
@@ -93,6 +95,7 @@ std::unique_ptr<LogHub::Subscription> LogHub::Subscribe(const std::string& sourc
     }
     subscriber->history_lines = subscriber->pending.size();
   }
+  if (!subscriber->pending.empty() || closed_) subscriber->ready.Signal();
   subscribers_.push_back(subscriber);
   return std::unique_ptr<Subscription>(new Subscription(this, std::move(subscriber)));
 }
@@ -105,10 +108,23 @@ LogHub::Subscription::~Subscription() {
   hub_->subscribers_.remove(subscriber_);
 }
 
+void LogHub::Close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (const auto& s : subscribers_) s->ready.Signal();
+}
+
+int LogHub::Subscription::fd() const { return subscriber_->ready.fd(); }
+
 std::vector<LogLine> LogHub::Subscription::Next(std::chrono::milliseconds timeout) {
   std::unique_lock lock(hub_->mu_);
   Subscriber& s = *subscriber_;
-  s.ready.wait_for(lock, timeout, [&] { return !s.pending.empty() || s.dropped > 0; });
+  if (s.pending.empty() && s.dropped == 0 && timeout.count() > 0) {
+    lock.unlock();  // the Append that makes `ready` readable takes the lock
+    WaitReadable(s.ready.fd(), timeout);
+    lock.lock();
+  }
+  if (!hub_->closed_) s.ready.Clear();  // (closed: stays readable, every wait ends at once)
   std::vector<LogLine> out;
   out.swap(s.pending);
   s.history_lines = 0;

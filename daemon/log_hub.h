@@ -7,7 +7,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -62,6 +61,10 @@ class LogHub {
   // `with_history`. The subscription ends when the returned object is destroyed.
   std::unique_ptr<Subscription> Subscribe(const std::string& source, bool with_history);
 
+  // Swapd is shutting down: every subscriber's wait ends at once, from now on (a stream then sees
+  // the shutdown and ends). Lines are still appended.
+  void Close();
+
  private:
   friend class Subscription;
   struct Subscriber;
@@ -72,6 +75,7 @@ class LogHub {
   size_t history_bytes_ = 0;                            // Guarded by mu_
   std::list<std::shared_ptr<Subscriber>> subscribers_;  // Guarded by mu_
   std::function<void(const LogLine&)> listener_;        // Guarded by mu_
+  bool closed_ = false;                                 // Guarded by mu_
 };
 
 // One live reader. Used by one thread at a time.
@@ -84,6 +88,10 @@ class LogHub::Subscription {
   // The lines that arrived since the last call (the history first), waiting up to `timeout` for
   // at least one. Empty when none came in time.
   std::vector<LogLine> Next(std::chrono::milliseconds timeout);
+  // Readable while lines (or a loss) wait, or once the hub closed: to wait for them with other
+  // things (RequestContext::WaitReadable), then take them with Next(0ms). -1 when swapd had no
+  // file descriptor left for it: Next's timeout then is its only wake-up.
+  int fd() const;
 
  private:
   friend class LogHub;

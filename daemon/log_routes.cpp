@@ -1,9 +1,10 @@
 // The log routes: GET /logs (the history of swapd and every model), GET /logs/stream (the
 // history, unless ?no-history, then live lines, chunked, until the client leaves or swapd stops)
-// and GET /logs/stream/{model} (that model's lines only). A stream waits for lines with a short
-// timeout, so that a stopping server and a shutdown end it promptly.
+// and GET /logs/stream/{model} (that model's lines only). A stream sleeps in poll on its
+// subscription's fd and the client's socket: no timer wakes it; a shutdown (LogHub::Close) ends it.
 #include <chrono>
 
+#include "daemon/event_response.h"
 #include "daemon/log_hub.h"
 #include "daemon/service_routes.h"
 #include "frontdoor/error_response.h"
@@ -12,8 +13,8 @@
 namespace swapd {
 namespace {
 
-// How long a stream waits for a line before it looks at the server's state again.
-constexpr auto kStreamPoll = std::chrono::milliseconds(200);
+// The longest a quiet stream sleeps; it wakes sooner for a line, its client's leaving or the stop.
+constexpr std::chrono::milliseconds kQuietWait{60'000};
 
 void StreamLogs(FrontDoor& door, LogHub& hub, const HttpRequest& req, HttpResponse& res,
                 const std::string& model_name) {
@@ -26,17 +27,18 @@ void StreamLogs(FrontDoor& door, LogHub& hub, const HttpRequest& req, HttpRespon
   }
   std::shared_ptr<LogHub::Subscription> subscription =
       hub.Subscribe(source, !req.Param("no-history").has_value());
+  if (subscription->fd() < 0) return SetErrorResponse(res, NoReaderFdError());
   res.headers.Set("Cache-Control", "no-cache");
-  res.SetStream("text/plain; charset=utf-8",
-                [&door, subscription](BodyWriter& out, RequestContext&) {
-                  if (door.shutting_down()) {
-                    out.End();
-                    return true;
-                  }
-                  std::vector<LogLine> lines = subscription->Next(kStreamPoll);
-                  if (lines.empty()) return true;
-                  return out.Write(FormatLogLines(lines));
-                });
+  res.SetStream(
+      "text/plain; charset=utf-8", [&door, subscription](BodyWriter& out, RequestContext& context) {
+        if (door.shutting_down()) {
+          out.End();
+          return true;
+        }
+        std::vector<LogLine> lines = subscription->Next(std::chrono::milliseconds(0));
+        if (!lines.empty()) return out.Write(FormatLogLines(lines));
+        return context.WaitReadable(subscription->fd(), kQuietWait) || !context.ClientGone();
+      });
 }
 
 }  // namespace

@@ -1,12 +1,11 @@
 #include "http/request_context.h"
 
-#include <poll.h>
+#include "base/wake_fd.h"
 
 namespace swapd {
 
 bool RequestContext::WaitReadable(int fd, std::chrono::milliseconds timeout) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, static_cast<int>(timeout.count())) > 0 && (p.revents & POLLIN) != 0;
+  return swapd::WaitReadable(fd, timeout);
 }
 
 }  // namespace swapd

@@ -14,6 +14,7 @@
 #include <regex>
 #include <thread>
 
+#include "base/wake_fd.h"
 #include "daemon/log_hub.h"
 #include "daemon/metrics.h"
 #include "tests/support/http_wait.h"
@@ -77,6 +78,32 @@ TEST_CASE("A LogHub subscriber gets the history, then live lines of its source",
   CHECK(Joined(all->Next(1s)) == "[a] new a\n[b] new b\n");
   CHECK(Joined(only_a->Next(1s)) == "[a] new a\n");
   CHECK(only_a->Next(10ms).empty());  // "new b" is not for it
+}
+
+TEST_CASE("A LogHub subscription's fd is readable while its lines wait, and for good once closed",
+          "[unit][obs]") {
+  LogHub hub;
+  hub.Append("a", "old a");
+  auto with_history = hub.Subscribe("a", true);
+  CHECK(WaitReadable(with_history->fd(), 0ms));  // its history waits
+  auto live = hub.Subscribe("a", false);
+  REQUIRE(live->fd() >= 0);
+  CHECK_FALSE(WaitReadable(live->fd(), 0ms));
+  hub.Append("b", "not for it");
+  CHECK_FALSE(WaitReadable(live->fd(), 0ms));
+  hub.Append("a", "one");
+  hub.Append("a", "two");
+  CHECK(WaitReadable(live->fd(), 0ms));
+  CHECK(Joined(live->Next(0ms)) == "[a] one\n[a] two\n");
+  CHECK_FALSE(WaitReadable(live->fd(), 0ms));  // taken: quiet again
+
+  hub.Close();
+  CHECK(WaitReadable(live->fd(), 0ms));
+  CHECK(live->Next(0ms).empty());
+  CHECK(WaitReadable(live->fd(), 0ms));  // stays readable: every later wait ends at once
+  CHECK(WaitReadable(hub.Subscribe("", false)->fd(), 0ms));
+  hub.Append("a", "after");  // lines are still kept
+  CHECK(Joined(live->Next(0ms)) == "[a] after\n");
 }
 
 TEST_CASE("A slow LogHub subscriber loses lines and is told how many", "[unit][obs]") {
