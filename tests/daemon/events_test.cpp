@@ -5,7 +5,10 @@
 // loading events live, a flood of log lines with a reader that never reads (swapd keeps serving),
 // the end at shutdown.
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
 #include <mutex>
@@ -151,6 +154,48 @@ std::vector<Event> ReadUntil(EventHub::Subscription& reader,
     REQUIRE(TakeEvents(text, events));
   }
   return events;
+}
+
+// Takes every free file descriptor below a lowered limit while it lives, as a swapd out of them.
+class NoFdsLeft {
+ public:
+  NoFdsLeft() {
+    getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit low = saved_;
+    low.rlim_cur = std::min<rlim_t>(saved_.rlim_cur, 1024);
+    setrlimit(RLIMIT_NOFILE, &low);
+    for (int fd; (fd = ::dup(STDERR_FILENO)) >= 0;) held_.push_back(fd);
+  }
+  ~NoFdsLeft() {
+    for (int fd : held_) ::close(fd);
+    setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+  NoFdsLeft(const NoFdsLeft&) = delete;
+  NoFdsLeft& operator=(const NoFdsLeft&) = delete;
+
+ private:
+  rlimit saved_{};
+  std::vector<int> held_;
+};
+
+TEST_CASE("A reader made with no file descriptor left says so (fd -1), and still gets its data",
+          "[unit][events]") {
+  EventHub events;
+  LogHub logs;
+  std::unique_ptr<EventHub::Subscription> reader;
+  std::unique_ptr<LogHub::Subscription> tail;
+  {
+    NoFdsLeft none;
+    reader = events.Subscribe();
+    tail = logs.Subscribe("", false);
+  }
+  CHECK(reader->fd() < 0);  // its stream answers 503 (ServeEvents, /logs/stream)
+  CHECK(tail->fd() < 0);
+  events.Publish("inflight", {{"total", 1}});
+  logs.Append("m", "a line");
+  CHECK(reader->Next(0ms).frames.size() == 1);
+  CHECK(tail->Next(0ms).size() == 1);
+  CHECK(events.Subscribe()->fd() >= 0);  // with descriptors again, readers get one
 }
 
 TEST_CASE("LogEvents: the lines of each source within an interval go out as one logData event",
