@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -48,7 +50,7 @@ class CapabilitiesReader {
       return;
     }
     for (const auto& item : v) {
-      const std::string text = item.is_string() ? item.get<std::string>() : item.dump();
+      const std::string text = item.is_string() ? item.get<std::string>() : JsonText(item);
       if (std::find(kModalities.begin(), kModalities.end(), text) == kModalities.end()) {
         Error(key, key + ": unknown modality \"" + text + "\" (expected text, audio or image)");
       } else if (std::find(out.begin(), out.end(), text) == out.end()) {

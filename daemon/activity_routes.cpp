@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "daemon/activity_log.h"
 #include "daemon/capture_store.h"
 #include "daemon/query_params.h"
@@ -117,12 +118,11 @@ void AddActivityRoutes(FrontDoor& door, ActivityLog& activity, const CaptureStor
         for (const ActivityEntry& e : page.value().data) {
           data.push_back(EntryJson(e, captures.Has(e.id)));
         }
-        res.SetBody(json{{"data", data},
-                         {"page", page.value().page},
-                         {"limit", page.value().limit},
-                         {"total", page.value().total},
-                         {"total_pages", page.value().total_pages}}
-                        .dump(-1, ' ', false, json::error_handler_t::replace),
+        res.SetBody(JsonText(json{{"data", data},
+                                  {"page", page.value().page},
+                                  {"limit", page.value().limit},
+                                  {"total", page.value().total},
+                                  {"total_pages", page.value().total_pages}}),
                     "application/json");
       });
   door.AddRoute("GET", "/api/metrics/stats",

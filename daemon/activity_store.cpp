@@ -6,6 +6,8 @@
 #include <utility>
 #include <variant>
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -100,8 +102,7 @@ Where WhereOf(const ActivityFilter& f) {
 
 std::string MetadataText(const std::map<std::string, std::string>& metadata) {
   if (metadata.empty()) return "";
-  nlohmann::json j = metadata;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(nlohmann::json(metadata));
 }
 
 std::map<std::string, std::string> MetadataOf(const std::string& text) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/json_text.h"
 #include "config/env_macros.h"
 #include "config/loader.h"
 #include "config/store_settings.h"
@@ -170,7 +171,7 @@ int RunBench(const Options& options, std::ostream& out, std::ostream& err) {
 
   const std::string table = MarkdownScoreboard(report);
   if (o.json) {
-    out << JsonReport(report).dump(2) << "\n";
+    out << JsonText(JsonReport(report), 2) << "\n";
   } else {
     out << table;
   }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "daemon/bench_store.h"
 #include "daemon/query_params.h"
 #include "daemon/service_routes.h"
@@ -45,7 +46,7 @@ void AddBenchRoutes(FrontDoor& door, BenchStore* store) {
             body["error"] = latest.status().message();
           }
         }
-        res.SetBody(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+        res.SetBody(JsonText(body), "application/json");
       });
 }
 

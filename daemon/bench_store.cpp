@@ -1,5 +1,7 @@
 #include "daemon/bench_store.h"
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -51,7 +53,7 @@ Result<int64_t> BenchStore::Record(const BenchRow& row, const std::string& machi
   insert.Bind(4, row.config_hash);
   insert.Bind(5, row.finished_at);
   insert.Bind(6, machine);
-  insert.Bind(7, ToJson(row).dump());
+  insert.Bind(7, JsonText(ToJson(row)));
   if (insert.Step() != SQLITE_DONE) return db_->Error("insert");
   const int64_t id = sqlite3_last_insert_rowid(db_->get());
   Statement trim(*db_,

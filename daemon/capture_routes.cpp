@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/base64.h"
+#include "base/json_text.h"
 #include "daemon/capture_store.h"
 #include "daemon/service_routes.h"
 #include "frontdoor/error_response.h"
@@ -31,23 +32,22 @@ json CaptureJson(int64_t id, const RequestCapture& c) {
 
 void AddCaptureRoutes(FrontDoor& door, const CaptureStore& captures) {
   constexpr std::string_view kPrefix = "/api/captures/";
-  door.AddRoute(
-      "GET", std::string(kPrefix),
-      [&captures, kPrefix](const HttpRequest& req, HttpResponse& res, RequestContext&) {
-        const std::string_view text = std::string_view(req.path).substr(kPrefix.size());
-        int64_t id = 0;
-        const auto [end, error] = std::from_chars(text.begin(), text.end(), id);
-        if (text.empty() || error != std::errc() || end != text.end()) {
-          return SetErrorResponse(res,
-                                  Status::Error(ErrorCode::kInvalidArgument, "invalid capture ID"));
-        }
-        std::shared_ptr<const RequestCapture> capture = captures.Find(id);
-        if (!capture) {
-          return SetErrorResponse(res, Status::Error(ErrorCode::kNotFound, "capture not found"));
-        }
-        res.SetBody(CaptureJson(id, *capture).dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json");
-      });
+  door.AddRoute("GET", std::string(kPrefix),
+                [&captures, kPrefix](const HttpRequest& req, HttpResponse& res, RequestContext&) {
+                  const std::string_view text = std::string_view(req.path).substr(kPrefix.size());
+                  int64_t id = 0;
+                  const auto [end, error] = std::from_chars(text.begin(), text.end(), id);
+                  if (text.empty() || error != std::errc() || end != text.end()) {
+                    return SetErrorResponse(
+                        res, Status::Error(ErrorCode::kInvalidArgument, "invalid capture ID"));
+                  }
+                  std::shared_ptr<const RequestCapture> capture = captures.Find(id);
+                  if (!capture) {
+                    return SetErrorResponse(
+                        res, Status::Error(ErrorCode::kNotFound, "capture not found"));
+                  }
+                  res.SetBody(JsonText(CaptureJson(id, *capture)), "application/json");
+                });
 }
 
 }  // namespace swapd

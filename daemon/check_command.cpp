@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "config/loader.h"
 #include "daemon/check_matrix.h"
 #include "daemon/check_memory.h"
@@ -36,11 +37,6 @@ std::string JoinOr(const std::vector<std::string>& items, std::string_view none)
     out += QuoteWord(item);
   }
   return out;
-}
-
-// nlohmann::json throws on invalid UTF-8 when dumping; a config may hold any bytes.
-std::string Dump(const json& j, int indent = -1) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 std::string Where(const Position& pos) { return pos.line > 0 ? pos.ToString() : ""; }
@@ -136,12 +132,12 @@ void DescribeModel(const ModelConfig& m, const Config& config, std::ostream& o) 
   } else {
     o << "  filters:\n"
       << "    stripParams: " << JoinOr(m.strip_params, "none") << "\n"
-      << "    setParams: " << (no_set ? "none" : Dump(m.set_params)) << "\n";
+      << "    setParams: " << (no_set ? "none" : JsonText(m.set_params)) << "\n";
   }
   DescribeModelExtras(m, config, o);
   DescribeModelMemory(m, config, o);
   if (!m.metadata.is_null() && !m.metadata.empty()) {
-    o << "  metadata: " << Dump(m.metadata) << "\n";
+    o << "  metadata: " << JsonText(m.metadata) << "\n";
   }
 }
 
@@ -307,7 +303,7 @@ json ConfigJson(const Config& c) {
 
 }  // namespace
 
-std::string DescribeConfigJson(const Config& config) { return Dump(ConfigJson(config), 2); }
+std::string DescribeConfigJson(const Config& config) { return JsonText(ConfigJson(config), 2); }
 
 int RunCheck(const Options& options, std::ostream& out, std::ostream& err) {
   const LoadOptions load_options = LoadOptionsFor(options);
@@ -333,7 +329,7 @@ int RunCheck(const Options& options, std::ostream& out, std::ostream& err) {
                   {"warnings", counts.warnings},
                   {"hints", counts.hints}}},
                 {"config", result.ok() ? ConfigJson(*result.config) : json(nullptr)}};
-    out << Dump(doc, 2) << "\n";
+    out << JsonText(doc, 2) << "\n";
     return result.ok() ? 0 : 1;
   }
 

@@ -1,5 +1,7 @@
 #include "daemon/check_model_extras.h"
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -39,7 +41,7 @@ void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostrea
   if (!m.set_params_by_id.empty()) {
     o << "  filters.setParamsByID (after setParams, for a request naming that id):\n";
     for (const auto& [id, by_id] : m.set_params_by_id) {
-      o << "    " << id << ": " << by_id.params.dump() << "\n";
+      o << "    " << id << ": " << JsonText(by_id.params) << "\n";
     }
   }
   if (m.capabilities) {

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/json_text.h"
 #include "base/unix_time.h"
 #include "frontdoor/model_list.h"
 
@@ -223,15 +224,14 @@ std::vector<ModelSnapshot> EventFeed::PublishStates() {
   auto [config, profile] = door_.routing();
   std::vector<ModelSnapshot> snapshot = router_.Snapshot();
   nlohmann::json status = ModelStatusJson(*config, snapshot);
-  std::string text = status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = JsonText(status);
   if (text != last_status_) {
     hub_.PublishState("modelStatus", status);
     last_status_ = std::move(text);
   }
   // Sent on connect as llama-swap does, and again when a reload changed it.
   nlohmann::json ui = UiConfigJson(*config);
-  if (std::string ui_text = ui.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      ui_text != last_ui_) {
+  if (std::string ui_text = JsonText(ui); ui_text != last_ui_) {
     hub_.PublishState("uiConfig", ui);
     last_ui_ = std::move(ui_text);
   }

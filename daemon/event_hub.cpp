@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/json_text.h"
 #include "base/wake_fd.h"
 
 namespace swapd {
@@ -25,10 +26,8 @@ struct EventHub::Reader {
 
 EventFrame MakeEventFrame(std::string_view type, const nlohmann::json& data) {
   // Log lines may carry bytes that are not UTF-8: they are replaced, never an exception.
-  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-  nlohmann::json envelope = {{"type", type}, {"data", data.dump(-1, ' ', false, kReplace)}};
-  return std::make_shared<const std::string>(
-      "event:message\ndata:" + envelope.dump(-1, ' ', false, kReplace) + "\n\n");
+  nlohmann::json envelope = {{"type", type}, {"data", JsonText(data)}};
+  return std::make_shared<const std::string>("event:message\ndata:" + JsonText(envelope) + "\n\n");
 }
 
 EventHub::EventHub(size_t queue_frames, size_t queue_bytes)

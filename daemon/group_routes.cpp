@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/scheduler_policy.h"
+#include "base/json_text.h"
 #include "daemon/ui_routes.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/profiles.h"
@@ -56,24 +57,25 @@ void AddGroupRoutes(FrontDoor& door, Router& router) {
   door.AddRoute("GET", "/api/groups",
                 [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext&) {
                   res.SetBody(
-                      json{{"groups", GroupsJson(*door.config(), router.Snapshot())}}.dump(),
+                      JsonText(json{{"groups", GroupsJson(*door.config(), router.Snapshot())}}),
                       "application/json");
                 });
-  door.AddRoute("GET", "/api/plan",
-                [&door, &router](const HttpRequest& req, HttpResponse& res, RequestContext&) {
-                  const std::string requested(req.Param("model").value_or(""));
-                  auto [config, profile] = door.routing();
-                  const ResolvedModel resolved = ResolveModel(*config, profile, requested);
-                  if (resolved.model == nullptr) {
-                    return SetErrorResponse(
-                        res, Status::Error(ErrorCode::kNotFound,
-                                           requested.empty()
-                                               ? std::string("expected ?model=<model id or alias>")
-                                               : "no local model \"" + requested + "\""));
-                  }
-                  const std::string& id = resolved.model->id;
-                  res.SetBody(PlanJson(*config, id, router.Preview(id)).dump(), "application/json");
-                });
+  door.AddRoute(
+      "GET", "/api/plan",
+      [&door, &router](const HttpRequest& req, HttpResponse& res, RequestContext&) {
+        const std::string requested(req.Param("model").value_or(""));
+        auto [config, profile] = door.routing();
+        const ResolvedModel resolved = ResolveModel(*config, profile, requested);
+        if (resolved.model == nullptr) {
+          return SetErrorResponse(
+              res,
+              Status::Error(ErrorCode::kNotFound,
+                            requested.empty() ? std::string("expected ?model=<model id or alias>")
+                                              : "no local model \"" + requested + "\""));
+        }
+        const std::string& id = resolved.model->id;
+        res.SetBody(JsonText(PlanJson(*config, id, router.Preview(id))), "application/json");
+      });
 }
 
 }  // namespace swapd

@@ -2,6 +2,7 @@
 // first: each sample's resident memory, GPU memory and the footprint the budget counted after it.
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "daemon/footprint_monitor.h"
 #include "daemon/memory_json.h"
 #include "daemon/query_params.h"
@@ -28,27 +29,26 @@ json RecordJson(const FootprintRecord& r) {
 }  // namespace
 
 void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory) {
-  door.AddRoute("GET", "/api/memory/history",
-                [&memory](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
-                  const std::string model(req.Param("model").value_or(""));
-                  if (model.empty()) {
-                    return SetErrorResponse(res, Status::Error(ErrorCode::kInvalidArgument,
-                                                               "missing ?model= (a model id)"));
-                  }
-                  const auto limit = QueryInteger(req, "limit", 1, HistoryStore::kRowsPerModel,
-                                                  "limit must be a whole number from 1 to " +
-                                                      std::to_string(HistoryStore::kRowsPerModel));
-                  if (!limit.ok()) return SetErrorResponse(res, limit.status());
-                  ctx.WillBlock();  // a query of the database
-                  Result<std::vector<FootprintRecord>> records = memory.History(
-                      model, static_cast<int>(limit.value().value_or(kDefaultLimit)));
-                  if (!records.ok()) return SetErrorResponse(res, records.status());
-                  json rows = json::array();
-                  for (const FootprintRecord& r : records.value()) rows.push_back(RecordJson(r));
-                  res.SetBody(json{{"model", model}, {"records", rows}}.dump(
-                                  -1, ' ', false, json::error_handler_t::replace),
-                              "application/json");
-                });
+  door.AddRoute(
+      "GET", "/api/memory/history",
+      [&memory](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
+        const std::string model(req.Param("model").value_or(""));
+        if (model.empty()) {
+          return SetErrorResponse(
+              res, Status::Error(ErrorCode::kInvalidArgument, "missing ?model= (a model id)"));
+        }
+        const auto limit = QueryInteger(req, "limit", 1, HistoryStore::kRowsPerModel,
+                                        "limit must be a whole number from 1 to " +
+                                            std::to_string(HistoryStore::kRowsPerModel));
+        if (!limit.ok()) return SetErrorResponse(res, limit.status());
+        ctx.WillBlock();  // a query of the database
+        Result<std::vector<FootprintRecord>> records =
+            memory.History(model, static_cast<int>(limit.value().value_or(kDefaultLimit)));
+        if (!records.ok()) return SetErrorResponse(res, records.status());
+        json rows = json::array();
+        for (const FootprintRecord& r : records.value()) rows.push_back(RecordJson(r));
+        res.SetBody(JsonText(json{{"model", model}, {"records", rows}}), "application/json");
+      });
 }
 
 }  // namespace swapd

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "base/json_text.h"
 #include "daemon/event_hub.h"
 #include "daemon/event_response.h"
 #include "daemon/service_routes.h"
@@ -21,7 +22,7 @@ namespace {
 
 std::string Frame(const std::string& model, const nlohmann::json& data) {
   nlohmann::json frame = {{"model", model}, {"event", "model_status"}, {"data", data}};
-  return "data: " + frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
+  return "data: " + JsonText(frame) + "\n\n";
 }
 
 // llama.cpp's status value for llama-swap's state; empty for one it has no word for (stopping:

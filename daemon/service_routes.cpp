@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "daemon/footprint_monitor.h"
 #include "daemon/memory_json.h"
 #include "daemon/metrics.h"
@@ -87,7 +88,7 @@ void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
   door.AddRoute(
       "GET", "/api/models",
       [&router, &metrics, &door, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
-        res.SetBody(ApiModels(router, metrics, door, memory).dump(), "application/json");
+        res.SetBody(JsonText(ApiModels(router, metrics, door, memory)), "application/json");
       });
   door.AddRoute("GET", "/api/version", [](const HttpRequest&, HttpResponse& res, RequestContext&) {
     res.SetBody(nlohmann::json{{"version", SWAPD_VERSION},
@@ -109,7 +110,7 @@ void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
         ctx.WillBlock();  // a reload may stop models
         ReloadOutcome outcome = reload();
         res.status = outcome.ok ? 200 : 400;
-        res.SetBody(ReloadOutcomeJson(outcome).dump(), "application/json");
+        res.SetBody(JsonText(ReloadOutcomeJson(outcome)), "application/json");
       });
 }
 

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -45,8 +47,7 @@ std::string ErrorJson(const Status& status) {
   ErrorShape shape = ShapeOf(status.code());
   nlohmann::json body = {
       {"error", {{"message", status.message()}, {"type", shape.type}, {"code", shape.code}}}};
-  // Replace invalid UTF-8 (e.g. from a backend's log tail) instead of throwing.
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(body);  // a backend's log tail may hold bytes that are not UTF-8
 }
 
 void SetErrorResponse(HttpResponse& res, const Status& status) {

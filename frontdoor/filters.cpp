@@ -1,5 +1,7 @@
 #include "frontdoor/filters.h"
 
+#include "base/json_text.h"
+
 namespace swapd {
 
 bool HasFilters(const ModelConfig& model) {
@@ -45,10 +47,6 @@ bool Filter(const std::string& model_name, const std::vector<std::string>& strip
   return changed;
 }
 
-std::string Dump(const nlohmann::json& document) {
-  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 }  // namespace
 
 std::optional<std::string> ApplyFilters(const ModelConfig& model, const std::string& requested_id,
@@ -60,14 +58,14 @@ std::optional<std::string> ApplyFilters(const ModelConfig& model, const std::str
     changed |= SetParams(by_id->second.params, document);
   }
   if (!changed) return std::nullopt;
-  return Dump(document);
+  return JsonText(document);
 }
 
 std::optional<std::string> ApplyPeerFilters(const PeerConfig& peer, const std::string& model,
                                             nlohmann::json& document) {
   if (!document.is_object()) return std::nullopt;
   if (!Filter(model, peer.strip_params, peer.set_params, document)) return std::nullopt;
-  return Dump(document);
+  return JsonText(document);
 }
 
 }  // namespace swapd

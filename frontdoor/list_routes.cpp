@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/unix_time.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/front_door.h"
@@ -139,7 +140,7 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
     }
   }
   for (auto& [id, item] : sorted) data.push_back(std::move(item));
-  res.SetBody(nlohmann::json{{"object", "list"}, {"data", data}}.dump(), "application/json");
+  res.SetBody(JsonText(nlohmann::json{{"object", "list"}, {"data", data}}), "application/json");
 }
 
 void FrontDoor::HandleRunning(HttpResponse& res) {
@@ -163,7 +164,7 @@ void FrontDoor::HandleRunning(HttpResponse& res) {
     }
     running.push_back(std::move(item));
   }
-  res.SetBody(nlohmann::json{{"running", running}}.dump(), "application/json");
+  res.SetBody(JsonText(nlohmann::json{{"running", running}}), "application/json");
 }
 
 void FrontDoor::HandleUnload(HttpResponse& res, const std::string& model_name) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/json_text.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/front_door.h"
 #include "frontdoor/upstream_proxy.h"
@@ -32,7 +33,7 @@ constexpr std::string_view kRule = "━━━━━\n";
 // One event of the loading text.
 std::string Chunk(std::string_view text) {
   nlohmann::json delta = {{"choices", {{{"delta", {{"reasoning_content", text}}}}}}};
-  return "data: " + delta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
+  return "data: " + JsonText(delta) + "\n\n";
 }
 
 std::string Seconds(double seconds) {

@@ -3,6 +3,7 @@
 // rules as front_door.cpp.
 #include <chrono>
 
+#include "base/json_text.h"
 #include "base/proxy_url.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/front_door.h"
@@ -114,7 +115,7 @@ void FrontDoor::HandleListPeers(HttpResponse& res) {
     if (state.state == PeerHealth::State::kUp) item["models_listed"] = state.models;
     peers.push_back(std::move(item));
   }
-  res.SetBody(nlohmann::json{{"peers", peers}}.dump(), "application/json");
+  res.SetBody(JsonText(nlohmann::json{{"peers", peers}}), "application/json");
 }
 
 }  // namespace swapd

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/front_door.h"
 
@@ -28,7 +29,7 @@ void FrontDoor::HandleListProfiles(HttpResponse& res) {
     profiles.push_back({{"id", name}, {"description", p.description}, {"pins", pins}});
   }
   nlohmann::json body = {{"active", NameOrNull(active)}, {"profiles", profiles}};
-  res.SetBody(body.dump(), "application/json");
+  res.SetBody(JsonText(body), "application/json");
 }
 
 void FrontDoor::HandleSetProfile(const HttpRequest& req, HttpResponse& res) {
@@ -49,7 +50,7 @@ void FrontDoor::HandleSetProfile(const HttpRequest& req, HttpResponse& res) {
     active_profile_ = wanted;
   }
   spdlog::info("profile: {}", wanted.empty() ? "none active" : wanted + " active");
-  res.SetBody(nlohmann::json{{"active", NameOrNull(wanted)}}.dump(), "application/json");
+  res.SetBody(JsonText(nlohmann::json{{"active", NameOrNull(wanted)}}), "application/json");
 }
 
 }  // namespace swapd

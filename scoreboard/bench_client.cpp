@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -134,7 +136,7 @@ Result<int> BenchClient::DaemonPid() const {
 Status BenchClient::UnloadAll() const { return Post("/api/models/unload", ""); }
 
 Status BenchClient::Load(const std::string& model) const {
-  return Post("/models/load", nlohmann::json{{"model", model}}.dump());
+  return Post("/models/load", JsonText(nlohmann::json{{"model", model}}));
 }
 
 Result<ChatStreamStats> BenchClient::StreamChat(const nlohmann::json& body) const {
@@ -146,7 +148,7 @@ Result<ChatStreamStats> BenchClient::StreamChat(const nlohmann::json& body) cons
   req.headers = HeadersFor(api_key_);
   req.headers.emplace("Content-Type", "application/json");
   req.headers.emplace("Accept", "text/event-stream");
-  req.body = body.dump();
+  req.body = JsonText(body);
   ChatStreamReader reader;
   int status = 0;
   std::string error_body;  // the body of a non-200 answer

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
+
 namespace swapd {
 namespace {
 
@@ -15,7 +17,7 @@ std::string ErrorMessage(const nlohmann::json& error) {
   if (error.is_object() && error.contains("message") && error["message"].is_string()) {
     return error["message"].get<std::string>();
   }
-  return error.dump();
+  return JsonText(error);
 }
 
 }  // namespace

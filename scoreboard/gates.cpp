@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "base/json_text.h"
 #include "scoreboard/json_schema.h"
 
 namespace swapd {
@@ -138,8 +139,9 @@ GateVerdict CheckGate(const Gate& gate, std::string_view answer) {
     value = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     const size_t at = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    return Fail("not valid JSON at byte " + std::to_string(at) + ": " + ParseErrorDetail(e) +
-                (brackets.empty() ? "" : "; " + brackets));
+    // (nlohmann's "last read" may be the first byte of a multi-byte character alone.)
+    return Fail("not valid JSON at byte " + std::to_string(at) + ": " +
+                ValidUtf8(ParseErrorDetail(e)) + (brackets.empty() ? "" : "; " + brackets));
   }
   if (!brackets.empty()) return Fail(brackets);
   if (gate.check == Gate::Check::kJsonSchema) {

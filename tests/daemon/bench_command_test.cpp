@@ -219,6 +219,36 @@ TEST_CASE("swapd bench: a failing gate saves the answer", "[integration][bench]"
   CHECK(saw_failure);
 }
 
+TEST_CASE("swapd bench: a model's noise fails its gates and is stored, printed and saved",
+          "[integration][bench]") {
+  // A real llama-server on a random-weight model answered this: nlohmann's parse error then
+  // quoted the first byte of its first character alone, and the bench died writing the row.
+  TempDir dir("swapd-bench");
+  dir.Write("config.yaml", "models:\n" + FakeModelYaml("noise", FreeLoopbackPort(),
+                                                       "--reply 'ワワワ quant quant'"));
+  BenchRun run =
+      Bench(dir, std::string(kSmall) + kNeverNoisy + "--json --store '" + dir.Path("bench.db") +
+                     "' --markdown '" + dir.Path("scoreboard.md") + "'");
+  INFO("stdout: " << run.out << "\nstderr: " << run.err);
+  CHECK(run.exit_code == 1);  // a failed gate, not an abort
+  const json rows = Rows(run);
+  REQUIRE(rows.size() == 1);
+  CheckMeasured(rows[0]);
+  CHECK(rows[0]["gates_passed"] == false);
+  for (const json& gate : rows[0]["gates"]) {
+    CHECK_THAT(gate["reason"].get<std::string>(), Contains("not valid JSON at byte 0"));
+    CHECK(ReadFile(gate["output_path"].get<std::string>()) == "ワワワ quant quant");
+  }
+  CHECK_THAT(ReadFile(dir.Path("scoreboard.md")), Contains("| noise |"));
+  auto stored = BenchStore::Open(dir.Path("bench.db"));
+  REQUIRE(stored.ok());
+  auto latest = stored.value()->Latest(10);
+  REQUIRE(latest.ok());
+  REQUIRE(latest.value().size() == 1);
+  CHECK(latest.value()[0].row.model == "noise");
+  CHECK_FALSE(latest.value()[0].row.gates_passed());
+}
+
 TEST_CASE("swapd bench --gates FILE: the user's gates beside the built-in ones",
           "[integration][bench]") {
   TempDir dir("swapd-bench");

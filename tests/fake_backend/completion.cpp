@@ -130,7 +130,11 @@ bool ParseCompletionJob(const json& body, CompletionApi api, const Options& opti
                          so["include_usage"].get<bool>();
   }
   job->tokens = GenerateTokens(job->prompt, n_predict);
-  if (AsksForJson(job->prompt)) {
+  if (!options.reply.empty()) {
+    job->tokens = ReplyTokens(options.reply);
+    job->limit_reached = job->tokens.size() > static_cast<size_t>(n_predict);
+    if (job->limit_reached) job->tokens.resize(n_predict);
+  } else if (AsksForJson(job->prompt)) {
     // The whole document, unless max_tokens cuts it short (then it is invalid, as a real
     // model's would be).
     job->tokens = JsonReplyTokens(job->prompt, options.bad_json);

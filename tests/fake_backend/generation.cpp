@@ -95,6 +95,17 @@ std::vector<std::string> JsonReplyTokens(std::string_view prompt, bool bad) {
   return tokens;
 }
 
+std::vector<std::string> ReplyTokens(std::string_view text) {
+  std::vector<std::string> tokens;
+  for (size_t at = 0; at < text.size();) {
+    const size_t space = text.find(' ', at + 1);
+    const size_t end = space == std::string_view::npos ? text.size() : space;
+    tokens.emplace_back(text.substr(at, end - at));
+    at = end;
+  }
+  return tokens;
+}
+
 nlohmann::json Timings::ToJson() const {
   return {
       {"cache_n", cache_n},

@@ -25,6 +25,9 @@ std::vector<std::string> GenerateTokens(std::string_view prompt, int n);
 bool AsksForJson(std::string_view prompt);
 std::vector<std::string> JsonReplyTokens(std::string_view prompt, bool bad);
 
+// `text` as tokens: its words, each after the first with its leading space.
+std::vector<std::string> ReplyTokens(std::string_view text);
+
 // llama.cpp's `timings` object. Durations are nominal (derived from --tokens-per-second, or 1000
 // tokens/s when unpaced) so that every number is finite and deterministic.
 struct Timings {

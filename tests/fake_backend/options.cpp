@@ -61,6 +61,7 @@ std::vector<Flag> KnownFlags() {
       {{"--exit-during-load"}, int_flag(&Options::exit_during_load), nullptr},
       {{"--crash-after"}, int_flag(&Options::crash_after), nullptr},
       {{"--bad-json"}, nullptr, [](Options& o) { o.bad_json = true; }},
+      {{"--reply"}, string_flag(&Options::reply), nullptr},
       {{"--never-ready"}, nullptr, [](Options& o) { o.never_ready = true; }},
       {{"--quiet-load"}, nullptr, [](Options& o) { o.quiet_load = true; }},
       {{"--ignore-sigterm"}, nullptr, [](Options& o) { o.ignore_sigterm = true; }},
@@ -178,6 +179,8 @@ std::string Usage() {
   --log-lines N           print N llama-server-like load lines at start-up
   --bad-json              a prompt containing "JSON" gets its JSON document without the last
                           closing bracket (invalid), for `swapd bench`'s quality gates
+  --reply TEXT            every answer is TEXT, one word a token (cut at max_tokens); any bytes,
+                          as a random model's (swapd's config passes them through)
   --never-ready           /health stays 503
   --exit-during-load C    exit with code C before loading finishes
   --crash-after N         _exit(3) on the N-th inference request (mid-stream if streamed)

@@ -70,6 +70,12 @@ TEST_CASE("a JSON gate wants one valid JSON value with balanced brackets", "[uni
   CHECK(Why(gate, "{\"a\": 1} {\"b\": 2}").starts_with("not valid JSON at byte "));
   // One line, even when the answer has many.
   CHECK(Why(gate, "{\n\"a\":\n").find('\n') == std::string::npos);
+  // Valid UTF-8, even when the parser stopped inside a character (a random model's answer, seen
+  // with a real llama-server): its reason goes into JSON and the store.
+  const std::string cut = Why(gate, "\xe3\x83\xaf\xe3\x83\xaf quant");
+  CHECK(cut.starts_with("not valid JSON at byte 0: "));
+  CHECK(cut.find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD for the lone first byte
+  CHECK_NOTHROW(nlohmann::json(cut).dump());
 }
 
 TEST_CASE("a schema gate checks types, properties and bounds", "[unit][scoreboard]") {
