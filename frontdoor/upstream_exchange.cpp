@@ -50,36 +50,53 @@ UpstreamProxy::Exchange::Sent UpstreamProxy::Exchange::Send(std::string_view req
                                                             bool idempotent, RequestContext& ctx,
                                                             UpstreamFailure& failure) {
   const bool may_defer = ctx.ShouldDefer();
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    failure = UpstreamFailure();
-    CloseConnection();
-    connection = attempt == 0 ? proxy->connections_.Take(target.url.origin) : nullptr;
-    const bool reused = connection != nullptr;
-    if (!reused) connection = UpstreamConnection::Open(target.url, target.timeouts, failure);
-    if (!connection) {
-      record.unreachable = true;
-      return Sent::kFailed;
-    }
+  connection = proxy->connections_.Take(target.url.origin);
+  bool reused = connection != nullptr;
+  if (reused) {
     if (inflight) inflight->SetSocket(connection->fd());
+  } else if (!Connect(failure)) {
+    return Sent::kFailed;
+  }
+  for (;;) {
     const bool sent = connection->Send(request_head, request_body, failure);
-    // The answer is awaited in the server's epoll set, unless it may have to be sent again
-    // (see below), which needs the request.
-    if (sent && may_defer && connection->can_defer() && !(reused && idempotent)) {
+    // The answer is awaited in the server's epoll set; on a reused connection with the request
+    // kept, for AwaitHead to send it again.
+    if (sent && may_defer && connection->can_defer()) {
+      if (reused) resend.assign(request_head).append(request_body);
       return Sent::kHeadPending;
     }
     if (sent && connection->ReadHead(head_request, start, failure, ctx)) return Sent::kHeadRead;
-    // A reused connection that could not take the request, or that closed without a byte of
-    // answer to a request that may safely be sent twice, was most likely closed by the
-    // backend while it sat idle: the request goes once more on a new one. Not a POST the
-    // backend may have received: if that killed it, sending it again would restart the model
-    // for a request that kills it again (and a backend that dies gets a 502 naming its exit).
-    if (!reused || connection->received_any() || failure.kind == Kind::kTimeout ||
-        failure.kind == Kind::kClientGone || (sent && !idempotent)) {
-      break;
+    if (!reused || !ClosedUnanswered(failure)) break;
+    const UpstreamFailure first = failure;
+    reused = false;
+    if (!Connect(failure)) {
+      // A POST is not sent once more through a restart of the model: if it was what killed the
+      // backend, it would kill it again. Its answer names the backend's exit.
+      if (!idempotent) {
+        record.unreachable = false;
+        failure = first;
+      }
+      return Sent::kFailed;
     }
   }
   CloseConnection();
   return Sent::kFailed;
+}
+
+bool UpstreamProxy::Exchange::Connect(UpstreamFailure& failure) {
+  CloseConnection();
+  connection = UpstreamConnection::Open(target.url, target.timeouts, failure);
+  if (!connection) {
+    record.unreachable = true;
+    return false;
+  }
+  if (inflight) inflight->SetSocket(connection->fd());
+  return true;
+}
+
+bool UpstreamProxy::Exchange::ClosedUnanswered(const UpstreamFailure& failure) const {
+  return !connection->received_any() && failure.kind != Kind::kTimeout &&
+         failure.kind != Kind::kClientGone && !Cancelled();
 }
 
 void UpstreamProxy::Exchange::CloseConnection() {
@@ -106,8 +123,20 @@ DeferredStep UpstreamProxy::Exchange::AwaitHead(HttpResponse& res, WaitEnd end,
   bool would_block = false;
   UpstreamFailure failure;
   if (!connection->ReadHead(head_request, start, failure, ctx, NoWait(would_block, ctx))) {
-    return would_block ? Wait(&Exchange::AwaitHead) : Fail(res, failure, ctx);
+    if (would_block) return Wait(&Exchange::AwaitHead);
+    if (resend.empty() || !ClosedUnanswered(failure)) return Fail(res, failure, ctx);
+    // The reused connection was closed by the backend (see Send): once more on a new one.
+    const std::string request = std::move(resend);
+    resend = std::string();
+    const UpstreamFailure first = failure;
+    if (!Connect(failure)) {
+      record.unreachable = false;
+      return Fail(res, first, ctx);
+    }
+    if (!connection->Send(request, "", failure)) return Fail(res, failure, ctx);
+    return Wait(&Exchange::AwaitHead);
   }
+  resend = std::string();
   return OnHead(res, ctx);
 }
 

@@ -32,6 +32,9 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   // The request's in-flight entry (null when untracked); held until the exchange ends.
   std::shared_ptr<InflightRequest> inflight;
   CaptureBuilder capture;  // a no-op unless captures are on
+  // The request, while its answer is awaited on a reused connection (deferred): for a second try
+  // on a new connection if the backend had closed that one.
+  std::string resend;
 
   Exchange(UpstreamProxy* p, UpstreamTarget t, const ProxyRequest& request);
   ~Exchange();
@@ -45,9 +48,18 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
     kHeadPending,  // sent; the head is to be awaited in the server's epoll set (AwaitHead)
   };
   // Sends the request, on an idle pooled connection when there is one, and reads the answer's
-  // head unless the server wants the wait in its epoll set.
+  // head unless the server wants the wait in its epoll set. A pooled connection that closes
+  // without a byte of answer was closed by the backend while idle (llama-server closes its
+  // connection after every streamed answer, a moment after the last chunk): the request goes
+  // once more on a new connection, whatever its method.
   Sent Send(std::string_view request_head, std::string_view request_body, bool idempotent,
             RequestContext& ctx, UpstreamFailure& failure);
+  // Opens a new connection to the backend (closing the current one); false, the record saying
+  // unreachable, when it cannot.
+  bool Connect(UpstreamFailure& failure);
+  // The connection failed before a byte of answer, not by a timeout, the client's leaving or a
+  // cancel.
+  bool ClosedUnanswered(const UpstreamFailure& failure) const;
 
   // Closes the connection to the backend (which stops its work), if open.
   void CloseConnection();

@@ -1,7 +1,8 @@
 // Fault-injection integration tests: the real swapd in front of fake backends that misbehave
-// (garbage instead of HTTP, silent hang-ups, refused connections, stalls, stuck or failing cmdStop,
-// a port already taken). Each case checks the defined outcome and that swapd still answers
-// /health and serves a healthy model afterwards. Clients that misbehave: client_fault_test.cpp.
+// (garbage instead of HTTP, silent hang-ups, kept-alive connections closed, a POST that kills its
+// backend, refused connections, stalls, stuck or failing cmdStop, a port already taken). Each case
+// checks the defined outcome and that swapd still answers /health and serves a healthy model
+// afterwards. Clients that misbehave: client_fault_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,56 @@ TEST_CASE("a backend that answers garbage instead of HTTP gives 502 JSON",
 
 TEST_CASE("a backend that closes without a response gives 502 JSON", "[integration][faults]") {
   CheckConnectionFault("close-m", "--close-without-response");
+}
+
+TEST_CASE("a backend that closes its kept-alive connections: each request goes again on a new one",
+          "[integration][faults]") {
+  // Real llama-server closes its connection after every streamed answer, a moment after the last
+  // chunk: swapd's next request on that pooled connection finds it closed. That is not the
+  // client's error, whatever the method (the fake closes every reused connection, to be sure).
+  auto swapd = StartSwapd("models:\n" +
+                          FakeModelYaml("kept-m", FreeLoopbackPort(), "--close-kept-connections"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  for (int i = 0; i < 6; ++i) {
+    if (i % 2 == 0) {
+      StreamedReply s = StreamPost(url, "/v1/chat/completions", ChatBody("kept-m", true));
+      INFO("streamed: " << s.status << " " << s.body << " " << s.error);
+      CHECK(s.status == 200);
+      CHECK_THAT(s.body, Catch::Contains("[DONE]"));
+    } else {
+      HttpReply r =
+          HttpPost(url, "/v1/chat/completions", ChatBody("kept-m", false), "application/json", 60s);
+      INFO(r.Describe());
+      CHECK(r.status == 200);
+    }
+  }
+  // The second try was needed: the backend did close kept connections (its output is read apart
+  // from the answers, so it is waited for).
+  CHECK(WaitFor([&] {
+    return HttpGet(url, "/logs").body.find("closing a kept-alive connection without answering") !=
+           std::string::npos;
+  }));
+}
+
+TEST_CASE("a POST that kills its backend on a kept-alive connection is not sent again",
+          "[integration][faults]") {
+  // The second request ends the fake (--crash-after 2), on the connection the first one left.
+  // Sent again on a restarted backend it would have answered 200: the client gets the exit.
+  auto swapd =
+      StartSwapd("models:\n" + FakeModelYaml("killed-m", FreeLoopbackPort(), "--crash-after 2"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  HttpReply first =
+      HttpPost(url, "/v1/chat/completions", ChatBody("killed-m", false), "application/json", 60s);
+  CHECK(first.status == 200);
+  HttpReply second =
+      HttpPost(url, "/v1/chat/completions", ChatBody("killed-m", false), "application/json", 60s);
+  INFO(second.Describe());
+  CHECK(second.status == 502);
+  CHECK_THAT(ErrorMessage(second.body), Catch::Contains("exit code 3"));
 }
 
 TEST_CASE("a ready backend that refuses connections gives 502 JSON at once",

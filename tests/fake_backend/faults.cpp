@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -75,6 +76,22 @@ bool ApplyConnectionFault(const Options& options, const httplib::Request& req) {
     LogLine("fake: closing the connection without a response (--close-without-response)");
   }
   // The fd stays open (cpp-httplib owns and closes it); shutdown ends the connection now.
+  ::shutdown(fd, SHUT_RDWR);
+  return true;
+}
+
+bool KeptConnections::CloseIfReused(const httplib::Request& req, bool model_route) {
+  const int fd = FindConnectionSocket(req.local_port, req.remote_port);
+  struct stat st = {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    LogLine("fake: no socket found for " + req.remote_addr + ":" + std::to_string(req.remote_port));
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (seen_.insert(st.st_ino).second || !model_route) return false;
+  }
+  LogLine("fake: closing a kept-alive connection without answering (--close-kept-connections)");
   ::shutdown(fd, SHUT_RDWR);
   return true;
 }

@@ -69,6 +69,7 @@ std::vector<Flag> KnownFlags() {
       {{"--hang-mid-stream"}, int_flag(&Options::hang_mid_stream), nullptr},
       {{"--garbage-response"}, nullptr, [](Options& o) { o.garbage_response = true; }},
       {{"--close-without-response"}, nullptr, [](Options& o) { o.close_without_response = true; }},
+      {{"--close-kept-connections"}, nullptr, [](Options& o) { o.close_kept_connections = true; }},
       {{"--alloc-mb"}, int_flag(&Options::alloc_mb), nullptr},
       {{"--vram-mb"}, int_flag(&Options::vram_mb), nullptr},
   };
@@ -192,6 +193,9 @@ std::string Usage() {
   --hang-mid-stream N     a stream sends N events, then nothing more, its connection kept open
   --garbage-response      model routes write non-HTTP bytes on the socket and close it
   --close-without-response  model routes close the connection without sending a byte
+  --close-kept-connections  a model request on a connection that carried a request before is not
+                          answered: the connection is shut down (real llama-server closes its
+                          connection after every streamed answer, a moment after the last chunk)
   --alloc-mb N            allocate N MiB at start-up and touch every page (RSS grows by N MiB)
   --vram-mb N             no effect; tests/support/fake-nvidia-smi reports N MiB of GPU memory
                           for a process with this in its command line

@@ -23,9 +23,10 @@ struct Options {
   // Behaviour switches of the fake.
   int load_ms = 0;                 // /health answers 503 this long after listening
   double tokens_per_second = 0.0;  // 0 = as fast as possible
-  bool bad_json = false;      // a prompt asking for JSON gets a document missing its last bracket
-  std::string reply;          // not empty: every answer is this text (cut at max_tokens words)
-  int log_lines = 0;          // llama-server-like load lines printed at start-up
+  bool bad_json = false;  // a prompt asking for JSON gets a document missing its last bracket
+  std::string reply;      // not empty: every answer is this text (cut at max_tokens words)
+  bool close_kept_connections = false;  // a second request on a connection is not answered
+  int log_lines = 0;                    // llama-server-like load lines printed at start-up
   bool quiet_load = false;    // no llama-server-like progress output during --load-ms (as vLLM)
   bool never_ready = false;   // /health stays 503
   int exit_during_load = -1;  // >= 0: exit with this code before loading finishes

@@ -108,6 +108,10 @@ void FakeServer::AddRoute(const char* method, const char* pattern, RouteKind kin
       SendError(res, 503, "Loading model", "unavailable_error");
       return;
     }
+    if (options_.close_kept_connections && kind != RouteKind::kIntrospection &&
+        kept_.CloseIfReused(req, kind == RouteKind::kModel)) {
+      return;
+    }
     if (kind == RouteKind::kModel && WantsConnectionFault(options_) &&
         ApplyConnectionFault(options_, req)) {
       return;

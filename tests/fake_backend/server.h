@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/fake_backend/completion.h"
+#include "tests/fake_backend/faults.h"
 #include "tests/fake_backend/options.h"
 #include "tests/fake_backend/slots.h"
 
@@ -60,6 +61,7 @@ class FakeServer {
   const Options options_;
   httplib::Server server_;
   SlotTable slots_;
+  KeptConnections kept_;  // --close-kept-connections
   std::atomic<bool> ready_{false};
   std::atomic<int> model_requests_{0};
   std::atomic<int> active_streams_{0};
