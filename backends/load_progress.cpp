@@ -27,6 +27,22 @@ bool Contains(std::string_view s, std::string_view part) {
 
 double Seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
+// `line` without llama.cpp's log prefix: a time since start ("0.00.071.357": digits and dots)
+// and a level letter, each followed by a space.
+std::string_view WithoutLogPrefix(std::string_view line) {
+  const size_t time_end = line.find_first_not_of("0123456789.");
+  if (time_end == 0 || time_end == std::string_view::npos || line[time_end] != ' ' ||
+      std::count(line.begin(), line.begin() + time_end, '.') < 2) {
+    return line;
+  }
+  std::string_view rest = line.substr(time_end + 1);
+  if (rest.size() >= 2 && std::string_view("DIWE").find(rest[0]) != std::string_view::npos &&
+      rest[1] == ' ') {
+    rest.remove_prefix(2);
+  }
+  return rest;
+}
+
 }  // namespace
 
 const char* ToString(LoadStage stage) {
@@ -89,21 +105,25 @@ void LoadOutputParser::Dots(std::string_view text, bool ended) {
 
 void LoadOutputParser::Line(std::string_view line) {
   if (!line.empty() && line.front() == '.') return Dots(line, /*ended=*/true);
+  line = WithoutLogPrefix(line);
   if (StartsWith(line, "llama_model_loader:") || StartsWith(line, "print_info:") ||
-      StartsWith(line, "llm_load_print_meta:") || StartsWith(line, "llama_model_load_from_file")) {
+      StartsWith(line, "llm_load_print_meta:") || StartsWith(line, "llama_model_load_from_file") ||
+      Contains(line, "load_model: loading model")) {
     return Enter(LoadStage::kMetadata);
   }
   if (StartsWith(line, "load_tensors:") || StartsWith(line, "llm_load_tensors:")) {
     return Enter(LoadStage::kTensors);
   }
   if (StartsWith(line, "llama_context:") || StartsWith(line, "llama_kv_cache") ||
-      StartsWith(line, "llama_new_context_with_model:") || StartsWith(line, "graph_reserve:")) {
+      StartsWith(line, "llama_new_context_with_model:") || StartsWith(line, "graph_reserve:") ||
+      Contains(line, "load_model: initializing")) {
     if (progress_.stage == LoadStage::kTensors) percent_ = 100;  // the dots' line has ended
     return Enter(LoadStage::kContext);
   }
   if (Contains(line, "warming up the model")) return Enter(LoadStage::kWarmup);
   // Not "HTTP server is listening": llama-server says that before it loads anything.
-  if (Contains(line, "main: model loaded") || Contains(line, "starting the main loop")) {
+  if (Contains(line, "main: model loaded") || Contains(line, "llama_server: model loaded") ||
+      Contains(line, "starting the main loop")) {
     return Enter(LoadStage::kReady);
   }
 }

@@ -3,8 +3,12 @@
 // the tensor loader's ("load_tensors: ..."), then one '.' per percent of tensor data read, on a
 // line that gets its newline only at 100%, then the context's set-up ("llama_context: ...",
 // "llama_kv_cache...") and a warm-up run ("common_init_from_params: warming up ..."), and finally
-// "main: model loaded" / "... starting the main loop". LoadOutputParser turns those lines (and the
-// partial line of dots) into a stage and a share done. A backend that prints none of them (vLLM,
+// "main: model loaded" / "... starting the main loop". Since May 2026 ("logs : reduce") every
+// line starts with a time and a level ("0.00.071.357 I load_tensors: ..."), and at the default
+// verbosity only the server's own lines come: "srv    load_model: loading model '...'", then
+// "srv    load_model: initializing, n_slots = ..." once the tensors are in, then
+// "srv  llama_server: model loaded". LoadOutputParser turns those lines (and the partial line of
+// dots) into a stage and a share done. A backend that prints none of them (vLLM,
 // other servers) leaves the parser at kProcess with no share: the caller then estimates from time.
 // LoadOutputParser is pure (no clock, no I/O) and not synchronized: one per start, fed by one
 // thread; LoadWatch shares one between threads.

@@ -117,6 +117,38 @@ TEST_CASE("LoadOutputParser: older llama.cpp names and the main loop line",
   CHECK(p.progress().stage == LoadStage::kReady);
 }
 
+TEST_CASE("LoadOutputParser: llama.cpp's 2026 log lines, with time and level, at either verbosity",
+          "[unit][loadprogress]") {
+  // Lines of a real llama-server (b12074) loading a small GGUF, at the default verbosity:
+  LoadOutputParser quiet;
+  quiet.Line("0.00.002.454 I cmn  common_param: common_params_print_info: verbosity = 3");
+  CHECK(quiet.progress().stage == LoadStage::kProcess);
+  quiet.Line("0.00.004.235 I srv    load_model: loading model 'models/tiny-a.gguf'");
+  CHECK(quiet.progress().stage == LoadStage::kMetadata);
+  quiet.Line(
+      "0.00.213.271 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 4096, "
+      "kv_unified = 'true'");
+  CHECK(quiet.progress().stage == LoadStage::kContext);
+  quiet.Line("0.00.215.478 I srv  llama_server: model loaded");
+  CHECK(quiet.progress().stage == LoadStage::kReady);
+  CHECK(quiet.progress().fraction == 1.0);
+
+  // and with -lv 4, the loader's own lines behind the same prefix:
+  LoadOutputParser verbose;
+  verbose.Line(
+      "0.00.045.040 I llama_model_loader: loaded meta data with 23 key-value pairs and 75 tensors");
+  CHECK(verbose.progress().stage == LoadStage::kMetadata);
+  verbose.Line("0.00.071.357 I load_tensors: loading model tensors, this can take a while...");
+  CHECK(verbose.progress().stage == LoadStage::kTensors);
+  verbose.Line("0.00.123.523 I llama_context: constructing llama_context");
+  CHECK(verbose.progress().stage == LoadStage::kContext);
+
+  // A line that only looks like a prefix is left alone.
+  LoadOutputParser other;
+  other.Line("12 I load_tensors: not a time");
+  CHECK(other.progress().stage == LoadStage::kProcess);
+}
+
 TEST_CASE("LoadOutputParser: a backend that prints nothing it knows", "[unit][loadprogress]") {
   LoadOutputParser p;
   p.Line("INFO 12-06 00:10:00 api_server.py:585] vLLM API server version 0.6.3");
