@@ -78,6 +78,7 @@ UpstreamProxy::Exchange::Sent UpstreamProxy::Exchange::Send(std::string_view req
       }
       return Sent::kFailed;
     }
+    failure = UpstreamFailure();
   }
   CloseConnection();
   return Sent::kFailed;
