@@ -156,9 +156,7 @@ void EventHub::Subscription::WaitPace(std::chrono::milliseconds pace) const {
   if (since < pace) std::this_thread::sleep_for(pace - since);
 }
 
-EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout,
-                                                           std::chrono::milliseconds pace) {
-  WaitPace(pace);
+EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout) {
   std::unique_lock lock(hub_->mu_);
   Reader& r = *reader_;
   if (r.pending.empty() && r.dropped == 0 && timeout.count() > 0) {

@@ -90,15 +90,13 @@ class EventHub::Subscription {
     std::vector<EventFrame> frames;
     uint64_t dropped = 0;  // lost since the last batch (the kept states follow, again)
   };
-  // The frames that arrived since the last call, waiting up to `timeout` for at least one. A
-  // batch with frames comes no sooner than `pace` after the previous one: what arrives in between
-  // is written at once, and a reader is not woken for every event.
-  Batch Next(std::chrono::milliseconds timeout,
-             std::chrono::milliseconds pace = std::chrono::milliseconds(0));
+  // The frames that arrived since the last call, waiting up to `timeout` for at least one.
+  Batch Next(std::chrono::milliseconds timeout);
   // Readable while a batch (or a loss) waits, or once the hub closed: to wait for it with other
   // things (RequestContext::WaitReadable), then take it with Next(0ms).
   int fd() const;
-  // Sleeps out the rest of `pace` since the last batch with frames.
+  // Sleeps out the rest of `pace` since the last batch with frames: a stream that calls it before
+  // each wait writes what arrived in between at once, and is not woken for every event.
   void WaitPace(std::chrono::milliseconds pace) const;
 
  private:
