@@ -1,7 +1,6 @@
 #include "config/slot_cache_settings.h"
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 
 #include "base/stable_hash.h"
