@@ -52,10 +52,7 @@ void EventHub::Deliver(std::string_view type, const EventFrame& frame) {
 }
 
 void EventHub::Publish(std::string_view type, const nlohmann::json& data) {
-  {
-    std::lock_guard lock(mu_);
-    if (!WatchedLocked(type)) return;  // not rendered for nobody (every log batch passes here)
-  }
+  if (!Watched(type)) return;  // not rendered for nobody (every log batch passes here)
   EventFrame frame = MakeEventFrame(type, data);
   std::lock_guard lock(mu_);
   Deliver(type, frame);
@@ -90,6 +87,7 @@ std::unique_ptr<EventHub::Subscription> EventHub::Subscribe(std::vector<EventFra
     reader->initial = reader->pending.size();
     if (!reader->pending.empty() || closed_) reader->ready.Signal();
     readers_.push_back(reader);
+    (reader->types.empty() ? all_type_readers_ : some_type_readers_).fetch_add(1);
     told = on_subscribe_;
   }
   if (told) told();
@@ -113,11 +111,9 @@ void EventHub::Close() {
 }
 
 bool EventHub::Watched(std::string_view type) const {
+  if (all_type_readers_.load() > 0) return true;
+  if (some_type_readers_.load() == 0) return false;
   std::lock_guard lock(mu_);
-  return WatchedLocked(type);
-}
-
-bool EventHub::WatchedLocked(std::string_view type) const {
   return std::any_of(readers_.begin(), readers_.end(),
                      [&](const auto& r) { return r->Takes(type); });
 }
@@ -146,6 +142,7 @@ EventHub::Subscription::Subscription(EventHub* hub, std::shared_ptr<Reader> read
 EventHub::Subscription::~Subscription() {
   std::lock_guard lock(hub_->mu_);
   hub_->readers_.remove(reader_);
+  (reader_->types.empty() ? hub_->all_type_readers_ : hub_->some_type_readers_).fetch_sub(1);
 }
 
 int EventHub::Subscription::fd() const { return reader_->ready.fd(); }

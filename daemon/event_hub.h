@@ -10,6 +10,7 @@
 // Thread safe. Publishing never logs (log lines are published from the log sink).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -55,7 +56,8 @@ class EventHub {
   void Close();
 
   size_t readers() const;
-  // Whether some reader takes events of `type`: quick, for a source that may skip its work.
+  // Whether some reader takes events of `type`: quick, for a source that may skip its work (it
+  // takes the lock only while readers of some types alone are open).
   bool Watched(std::string_view type) const;
   uint64_t dropped() const;  // frames lost by slow readers, since the start
 
@@ -64,7 +66,6 @@ class EventHub {
   struct Reader;
 
   void Deliver(std::string_view type, const EventFrame& frame);  // mu_ held
-  bool WatchedLocked(std::string_view type) const;               // mu_ held
 
   const size_t queue_frames_;
   const size_t queue_bytes_;
@@ -72,8 +73,12 @@ class EventHub {
   std::list<std::shared_ptr<Reader>> readers_;              // Guarded by mu_
   std::vector<std::pair<std::string, EventFrame>> states_;  // Guarded by mu_; by first use
   uint64_t dropped_ = 0;                                    // Guarded by mu_
-  bool closed_ = false;                                     // Guarded by mu_
-  std::function<void()> on_subscribe_;                      // Guarded by mu_
+  // Readers of every type, and of some types. Written under mu_, read without it by Watched,
+  // which every log line and every proxied request's change asks while readers are open.
+  std::atomic<size_t> all_type_readers_{0};
+  std::atomic<size_t> some_type_readers_{0};
+  bool closed_ = false;                 // Guarded by mu_
+  std::function<void()> on_subscribe_;  // Guarded by mu_
 };
 
 // The hub's Prometheus lines: swapd_event_readers, swapd_events_dropped_total.

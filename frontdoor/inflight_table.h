@@ -89,6 +89,8 @@ class InflightRequest {
   // Guarded by the table's lock:
   nlohmann::json resp_headers_ = nlohmann::json::object();
   int fd_ = -1;
+  bool upsert_due_ = false;  // a change waits for the next flush
+  bool told_ = false;        // readers know of it: its end is told
 };
 
 class InflightTable {
