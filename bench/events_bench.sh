@@ -94,5 +94,11 @@ for which in none readers; do
   printf '| %s | %.0f | %.3f | %.0f us | %.0f us |\n' "$label" "$rps" \
     "$(awk -v a="$rps" -v b="$base" 'BEGIN {print a / b}')" "$p50" "$p99"
 done
+# Each round's readers run against the run without readers just before it: the spread of these
+# ratios shows how far one round's noise goes.
+ratios=$(paste -d' ' <(cut -d' ' -f1 "$work/none") <(cut -d' ' -f1 "$work/readers") |
+  awk '{printf "%.3f\n", $2 / $1}' | sort -g)
 echo
+echo "ratio per round: $(echo "$ratios" | head -1) to $(echo "$ratios" | tail -1)," \
+  "median $(echo "$ratios" | median)"
 echo "events dropped for slow readers: ${dropped:-0}; swapd RSS after: $((rss / 1024)) MiB"
