@@ -103,6 +103,32 @@ TEST_CASE("loading events: stages and rising progress from llama-server's output
   CHECK(progress.back() == 1.0);
 }
 
+TEST_CASE("loading events: the stages of a 2026 llama-server's output, each line after a time",
+          "[integration][events][loading][loadprogress]") {
+  auto swapd = StartSwapd(
+      "models:\n" + FakeModelYaml("lp-2026", FreeLoopbackPort(), "--load-ms 4000 --log-2026"));
+  REQUIRE(swapd.ok());
+  const std::string url = swapd.value().base_url;
+  INFO(swapd.value().process->Output());
+  EventStream stream(url);
+  REQUIRE(stream.Opened());
+  CHECK(HttpPost(url, "/v1/chat/completions", ChatBody("lp-2026", false), "application/json", 60s)
+            .status == 200);
+  REQUIRE(stream.WaitFor([](const Event& e) {
+    return e.type == "loading" && e.data["model"] == "lp-2026" && e.data["stage"] == "ready";
+  }));
+  std::vector<std::string> stages;
+  for (const Event& e : stream.Events()) {
+    if (e.type != "loading") continue;
+    const std::string stage = e.data["stage"];
+    if (stages.empty() || stages.back() != stage) stages.push_back(stage);
+  }
+  // "loading model" is the metadata, "initializing" the context, "model loaded" ready. The fake
+  // spends 2.4 s between the first two and 1.6 s before the third: the feed, which samples every
+  // 500 ms, sees each stage.
+  CHECK(stages == std::vector<std::string>{"starting", "metadata", "context", "ready"});
+}
+
 TEST_CASE("load times survive a restart: the first load has an ETA",
           "[integration][events][loading][loadprogress]") {
   TempDir tmp("swapd-loadtimes");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -63,6 +64,29 @@ void ImitateLoad(const Options& options, Clock::time_point start) {
       "(--no-warmup to disable)");
 }
 
+// A 2026 llama-server's line: the time since `start` as minutes.seconds.milliseconds.microseconds
+// and a level letter before the text ("0.00.071.357 I srv  llama_server: model loaded").
+void LogLine2026(Clock::time_point start, std::string_view text) {
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+  char stamp[40];
+  std::snprintf(stamp, sizeof stamp, "%lld.%02lld.%03lld.%03lld I ",
+                static_cast<long long>(us / 60'000'000),
+                static_cast<long long>(us / 1'000'000 % 60),
+                static_cast<long long>(us / 1000 % 1000), static_cast<long long>(us % 1000));
+  LogLine(stamp + std::string(text));
+}
+
+// What a 2026 llama-server prints while it loads, at its default verbosity: the load's start, the
+// slots' set-up once the weights are in, spread over --load-ms; "model loaded" comes when ready.
+void ImitateLoad2026(const Options& options, Clock::time_point start) {
+  LogLine2026(start, "srv    load_model: loading model '" + options.model + "'");
+  std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms * 6 / 10));
+  LogLine2026(start,
+              "srv    load_model: initializing, n_slots = " + std::to_string(options.n_parallel) +
+                  ", n_ctx_slot = " + std::to_string(options.ctx_size));
+}
+
 }  // namespace
 
 void InstallSignalHandlers(const Options& options) {
@@ -106,6 +130,13 @@ void AllocateMemory(const Options& options) {
 
 void LoadModel(const Options& options, const std::function<void()>& on_ready) {
   const Clock::time_point start = Clock::now();
+  if (options.log_2026 && !options.never_ready && options.exit_during_load < 0) {
+    ImitateLoad2026(options, start);
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms));
+    on_ready();
+    LogLine2026(start, "srv  llama_server: model loaded");
+    return;
+  }
   LogLine("main: loading model");
   PrintLoadLines(options);
   if (options.exit_during_load >= 0) {

@@ -64,6 +64,7 @@ std::vector<Flag> KnownFlags() {
       {{"--reply"}, string_flag(&Options::reply), nullptr},
       {{"--never-ready"}, nullptr, [](Options& o) { o.never_ready = true; }},
       {{"--quiet-load"}, nullptr, [](Options& o) { o.quiet_load = true; }},
+      {{"--log-2026"}, nullptr, [](Options& o) { o.log_2026 = true; }},
       {{"--ignore-sigterm"}, nullptr, [](Options& o) { o.ignore_sigterm = true; }},
       {{"--spawn-grandchild"}, nullptr, [](Options& o) { o.spawn_grandchild = true; }},
       {{"--hang-mid-stream"}, int_flag(&Options::hang_mid_stream), nullptr},
@@ -176,6 +177,10 @@ std::string Usage() {
                           llama-server's load output spread over it: metadata, load_tensors,
                           one '.' per percent on a line ended at 100%, context, warm-up
   --quiet-load            print none of that load output (a server swapd cannot parse)
+  --log-2026              print the load output of a 2026 llama-server at its default verbosity
+                          instead: each line after a time and a level ("0.00.071.357 I "), only
+                          "loading model", "initializing" and "model loaded" (a load that
+                          succeeds)
   --tokens-per-second X   pace generation (default 0 = as fast as possible)
   --log-lines N           print N llama-server-like load lines at start-up
   --bad-json              a prompt containing "JSON" gets its JSON document without the last

@@ -28,6 +28,7 @@ struct Options {
   bool close_kept_connections = false;  // a second request on a connection is not answered
   int log_lines = 0;                    // llama-server-like load lines printed at start-up
   bool quiet_load = false;    // no llama-server-like progress output during --load-ms (as vLLM)
+  bool log_2026 = false;      // the load output of a 2026 llama-server (time and level prefix)
   bool never_ready = false;   // /health stays 503
   int exit_during_load = -1;  // >= 0: exit with this code before loading finishes
   int crash_after = 0;        // > 0: _exit(3) on this inference request (mid-stream if streamed)
