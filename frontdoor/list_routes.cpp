@@ -2,7 +2,6 @@
 // GET /running, GET /unload, POST /api/models/unload[/{model}]. Same threading rules as
 // front_door.cpp.
 #include <algorithm>
-#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/stable_hash.h"
+
 namespace fake_backend {
 namespace {
 
@@ -15,15 +17,6 @@ constexpr std::array<std::string_view, 24> kVocabulary = {
     "the",    "quick", "model",  "swaps", "tokens", "stream", "fast",   "local",
     "llama",  "reply", "daemon", "hello", "world",  "again",  "ready",  "loaded",
     "answer", "small", "fake",   "text",  "words",  "flow",   "gently", "here"};
-
-uint64_t Fnv1a(std::string_view text) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 constexpr double kUnpacedTokenMs = 1.0;  // 1000 tokens/s when --tokens-per-second is 0
 constexpr double kPromptTokenMs = 0.2;   // 5000 tokens/s prompt processing
@@ -44,7 +37,7 @@ int CountWords(std::string_view text) {
 std::vector<std::string> GenerateTokens(std::string_view prompt, int n) {
   std::vector<std::string> tokens;
   tokens.reserve(n > 0 ? n : 0);
-  const uint64_t seed = Fnv1a(prompt);
+  const uint64_t seed = swapd::Fnv1a().Add(prompt).value();
   for (int i = 0; i < n; ++i) {
     std::string_view word = kVocabulary[(seed + static_cast<uint64_t>(i) * 7) % kVocabulary.size()];
     std::string token;
@@ -69,7 +62,7 @@ std::vector<std::string> JsonReplyTokens(std::string_view prompt, bool bad) {
     }
     open = prompt.find('"', close + 1);
   }
-  const uint64_t seed = Fnv1a(prompt);
+  const uint64_t seed = swapd::Fnv1a().Add(prompt).value();
   auto word = [seed](uint64_t i) {
     return std::string(kVocabulary[(seed + i * 5) % kVocabulary.size()]);
   };
@@ -133,7 +126,7 @@ Timings MakeTimings(int prompt_n, int predicted_n, double tokens_per_second) {
 
 std::vector<float> EmbeddingFor(std::string_view text, int dimensions) {
   std::vector<float> values(dimensions);
-  const double phase = static_cast<double>(Fnv1a(text) % 1000) / 100.0;
+  const double phase = static_cast<double>(swapd::Fnv1a().Add(text).value() % 1000) / 100.0;
   double norm = 0;
   for (int i = 0; i < dimensions; ++i) {
     values[i] = static_cast<float>(std::sin(phase + i));
@@ -169,7 +162,8 @@ std::string Base64OfFloats(const std::vector<float>& values) {
 std::string NextId(std::string_view prefix) {
   static std::atomic<uint64_t> counter{0};
   // The pid keeps ids of several fake servers apart.
-  uint64_t state = Fnv1a(std::to_string(::getpid()) + ":" + std::to_string(++counter));
+  uint64_t state =
+      swapd::Fnv1a().Add(std::to_string(::getpid()) + ":" + std::to_string(++counter)).value();
   std::string id(prefix);
   for (int i = 0; i < 32; ++i) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
