@@ -125,7 +125,11 @@ TEST_CASE("loading events: the stages of a 2026 llama-server's output, each line
   }
   // "loading model" is the metadata, "initializing" the context, "model loaded" ready. The fake
   // spends 2.4 s between the first two and 1.6 s before the third: the feed, which samples every
-  // 500 ms, sees each stage.
+  // 500 ms, sees each stage. "model loaded" may be read before swapd's health check sees the
+  // backend ready: a sample in between says "warmup", nothing left.
+  if (stages.size() >= 2 && stages[stages.size() - 2] == "warmup") {
+    stages.erase(stages.end() - 2);
+  }
   CHECK(stages == std::vector<std::string>{"starting", "metadata", "context", "ready"});
 }
 
