@@ -130,29 +130,29 @@ void AllocateMemory(const Options& options) {
 
 void LoadModel(const Options& options, const std::function<void()>& on_ready) {
   const Clock::time_point start = Clock::now();
-  if (options.log_2026 && !options.never_ready && options.exit_during_load < 0) {
-    ImitateLoad2026(options, start);
-    std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms));
-    on_ready();
-    LogLine2026(start, "srv  llama_server: model loaded");
-    return;
+  if (!options.log_2026) {
+    LogLine("main: loading model");
+    PrintLoadLines(options);
   }
-  LogLine("main: loading model");
-  PrintLoadLines(options);
   if (options.exit_during_load >= 0) {
     std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms / 2));
     LogLine("llama_model_load: error loading model: fake failure (--exit-during-load)");
     LogLine("main: exiting due to model loading error");
     ::_exit(options.exit_during_load);
   }
-  if (options.load_ms > 0 && !options.never_ready && !options.quiet_load)
-    ImitateLoad(options, start);
+  if (options.load_ms > 0 && !options.never_ready && !options.quiet_load) {
+    options.log_2026 ? ImitateLoad2026(options, start) : ImitateLoad(options, start);
+  }
   std::this_thread::sleep_until(start + std::chrono::milliseconds(options.load_ms));
   if (options.never_ready) {
     LogLine("main: --never-ready: the model stays loading");
     return;
   }
   on_ready();
+  if (options.log_2026) {
+    LogLine2026(start, "srv  llama_server: model loaded");
+    return;
+  }
   LogLine("main: model loaded");
   LogLine("srv  update_slots: all slots are idle");
 }

@@ -177,10 +177,9 @@ std::string Usage() {
                           llama-server's load output spread over it: metadata, load_tensors,
                           one '.' per percent on a line ended at 100%, context, warm-up
   --quiet-load            print none of that load output (a server swapd cannot parse)
-  --log-2026              print the load output of a 2026 llama-server at its default verbosity
+  --log-2026              the load output of a 2026 llama-server at its default verbosity
                           instead: each line after a time and a level ("0.00.071.357 I "), only
-                          "loading model", "initializing" and "model loaded" (a load that
-                          succeeds)
+                          "loading model", "initializing" (both over --load-ms) and "model loaded"
   --tokens-per-second X   pace generation (default 0 = as fast as possible)
   --log-lines N           print N llama-server-like load lines at start-up
   --bad-json              a prompt containing "JSON" gets its JSON document without the last
