@@ -87,7 +87,7 @@ std::unique_ptr<EventHub::Subscription> EventHub::Subscribe(std::vector<EventFra
     reader->initial = reader->pending.size();
     if (!reader->pending.empty() || closed_) reader->ready.Signal();
     readers_.push_back(reader);
-    (reader->types.empty() ? all_type_readers_ : some_type_readers_).fetch_add(1);
+    CountReader(*reader, 1);
     told = on_subscribe_;
   }
   if (told) told();
@@ -110,9 +110,39 @@ void EventHub::Close() {
   for (const auto& r : readers_) r->ready.Signal();
 }
 
+void EventHub::CountReader(const Reader& reader, int delta) {
+  if (reader.types.empty()) {
+    all_type_readers_.fetch_add(static_cast<size_t>(delta));
+    return;
+  }
+  bool slotted = true;
+  for (const std::string& type : reader.types) {
+    const size_t slots = typed_slots_.load();
+    auto slot = std::find_if(type_readers_.begin(), type_readers_.begin() + slots,
+                             [&](const TypeReaders& t) { return t.type == type; });
+    if (slot == type_readers_.begin() + slots) {
+      if (slots == kTypeSlots) {
+        slotted = false;
+        continue;
+      }
+      slot->type = type;  // before the slot counts: Watched reads the names without the lock
+      typed_slots_.store(slots + 1);
+    }
+    slot->readers.fetch_add(static_cast<size_t>(delta));
+  }
+  if (!slotted) unslotted_readers_.fetch_add(static_cast<size_t>(delta));
+}
+
 bool EventHub::Watched(std::string_view type) const {
   if (all_type_readers_.load() > 0) return true;
-  if (some_type_readers_.load() == 0) return false;
+  const size_t slots = typed_slots_.load();
+  for (size_t i = 0; i < slots; ++i) {
+    if (type_readers_[i].type == type) {
+      if (type_readers_[i].readers.load() > 0) return true;
+      break;
+    }
+  }
+  if (unslotted_readers_.load() == 0) return false;
   std::lock_guard lock(mu_);
   return std::any_of(readers_.begin(), readers_.end(),
                      [&](const auto& r) { return r->Takes(type); });
@@ -142,7 +172,7 @@ EventHub::Subscription::Subscription(EventHub* hub, std::shared_ptr<Reader> read
 EventHub::Subscription::~Subscription() {
   std::lock_guard lock(hub_->mu_);
   hub_->readers_.remove(reader_);
-  (reader_->types.empty() ? hub_->all_type_readers_ : hub_->some_type_readers_).fetch_sub(1);
+  hub_->CountReader(*reader_, -1);
 }
 
 int EventHub::Subscription::fd() const { return reader_->ready.fd(); }

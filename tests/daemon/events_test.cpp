@@ -108,6 +108,34 @@ TEST_CASE("EventHub: a reader of some types gets only those, and is not woken fo
         std::vector<std::string>{"modelStatus", "profileChanged", "logData", "loading"});
 }
 
+TEST_CASE("EventHub: Watched follows the readers of each type as they come and go",
+          "[unit][events]") {
+  EventHub hub;
+  CHECK_FALSE(hub.Watched("loading"));
+  auto models = hub.Subscribe({}, {}, {"modelStatus", "loading"});
+  auto more = hub.Subscribe({}, {}, {"loading"});
+  CHECK(hub.Watched("loading"));
+  CHECK(hub.Watched("modelStatus"));
+  models.reset();
+  CHECK(hub.Watched("loading"));  // `more` still takes it
+  CHECK_FALSE(hub.Watched("modelStatus"));
+  more.reset();
+  CHECK_FALSE(hub.Watched("loading"));
+  // More types than the hub counts without its lock: the others are still told apart.
+  std::vector<std::unique_ptr<EventHub::Subscription>> many;
+  for (int i = 0; i < 20; ++i) many.push_back(hub.Subscribe({}, {}, {"t" + std::to_string(i)}));
+  CHECK(hub.Watched("t3"));
+  CHECK(hub.Watched("t19"));
+  CHECK_FALSE(hub.Watched("t20"));
+  many.back().reset();
+  CHECK_FALSE(hub.Watched("t19"));
+  many[3].reset();
+  CHECK_FALSE(hub.Watched("t3"));
+  CHECK(hub.Watched("t18"));
+  auto all = hub.Subscribe();
+  CHECK(hub.Watched("t20"));
+}
+
 TEST_CASE("EventHub: a slow reader loses events, counted, then gets the states again",
           "[unit][events]") {
   EventHub hub(3);
