@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # /api/events readers against proxy throughput: the same swapd and fake backend, wrk's small
 # non-streamed requests through swapd with no /api/events reader and with READERS (default 50)
-# `curl -N /api/events` readers connected, in interleaved rounds (median over the rounds, so that
-# load from other processes hits both alike). Every proxied request publishes events (inflight
-# upserts and remove, activity), so each reader gets several frames per request.
+# `curl -N /api/events` readers connected, in interleaved rounds of alternating order (median over
+# the rounds, so that load from other processes and the drift of a long run hit both alike).
+# Every proxied request publishes events (inflight upserts and remove, activity), so each reader
+# gets several frames per request.
 # Prints requests/s and p50/p99 with and without readers, their ratio, and the events swapd dropped
 # for readers too slow.
 #   bench/events_bench.sh [seconds per run, default 10] [rounds, default 3] [readers, default 50]
+# READER_PATH reads another stream (default /api/events; /models/sse: readers of some types).
 # SWAPD_ARGS adds arguments to swapd's command line (e.g. "--log-level warn": no log line per request).
 # Needs a build (scripts/build.sh); installs wrk from Debian when missing.
 set -euo pipefail
@@ -56,7 +58,7 @@ LUA
 
 start_readers() {
   for _ in $(seq "$readers"); do
-    curl -sN "127.0.0.1:$swapd_port/api/events" >/dev/null &
+    curl -sN "127.0.0.1:$swapd_port${READER_PATH:-/api/events}" >/dev/null &
     reader_pids+=("$!")
   done
   # Every reader connected: swapd_event_readers says so.
@@ -73,11 +75,21 @@ run() { wrk_run events "$duration" 8 "$work/post.lua" "http://127.0.0.1:$swapd_p
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/none" && : >"$work/readers"
+# Throughput drifts down over a run while the request history fills its table (5-7% from the first
+# 10 s to the fifth, more than the readers' cost): a round that ran without readers first would
+# charge the drift to the readers. Rounds alternate the order, so that it falls on both alike.
 for round in $(seq "$rounds"); do
-  run >>"$work/none"
-  start_readers
-  run >>"$work/readers"
-  stop_readers
+  if [ $((round % 2)) -eq 1 ]; then
+    run >>"$work/none"
+    start_readers
+    run >>"$work/readers"
+    stop_readers
+  else
+    start_readers
+    run >>"$work/readers"
+    stop_readers
+    run >>"$work/none"
+  fi
   echo "round $round done" >&2
 done
 dropped=$(curl -fs "127.0.0.1:$swapd_port/metrics" | awk '$1=="swapd_events_dropped_total" {print $2}')
@@ -94,7 +106,7 @@ for which in none readers; do
   printf '| %s | %.0f | %.3f | %.0f us | %.0f us |\n' "$label" "$rps" \
     "$(awk -v a="$rps" -v b="$base" 'BEGIN {print a / b}')" "$p50" "$p99"
 done
-# Each round's readers run against the run without readers just before it: the spread of these
+# Each round's readers run against the run without readers next to it: the spread of these
 # ratios shows how far one round's noise goes.
 ratios=$(paste -d' ' <(cut -d' ' -f1 "$work/none") <(cut -d' ' -f1 "$work/readers") |
   awk '{printf "%.3f\n", $2 / $1}' | sort -g)
