@@ -107,9 +107,18 @@ TEST_CASE("sendLoadingState: the load is told in reasoning_content, then the bac
   REQUIRE(b.others.size() == 1);
   const json error = json::parse(b.others[0]);
   CHECK_THAT(error["error"]["message"].get<std::string>(), Catch::Contains("exit"));
-  // The activity history has the refused request with its error.
-  HttpReply activity = HttpGet(s.base_url, "/api/metrics/activity?model=broken");
-  CHECK_THAT(activity.body, Catch::Contains("error_msg"));
+  // The activity history has the refused request with its error (recorded after the answer went
+  // out, written a moment later).
+  HttpReply activity;
+  CHECK(WaitFor(
+      [&] {
+        activity = HttpGet(s.base_url, "/api/metrics/activity?model=broken");
+        return activity.body.find("\"error_msg\"") != std::string::npos &&
+               activity.body.find("\"total\":0") == std::string::npos;
+      },
+      20s));
+  INFO(activity.body);
+  CHECK_THAT(activity.body, Catch::Contains("exit"));
 }
 
 TEST_CASE("sendLoadingState: a client that leaves while the model loads leaves the queue",
