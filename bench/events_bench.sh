@@ -75,9 +75,10 @@ run() { wrk_run events "$duration" 8 "$work/post.lua" "http://127.0.0.1:$swapd_p
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/none" && : >"$work/readers"
-# Throughput drifts down over a run while the request history fills its table (5-7% from the first
-# 10 s to the fifth, more than the readers' cost): a round that ran without readers first would
-# charge the drift to the readers. Rounds alternate the order, so that it falls on both alike.
+# Throughput drifted down over a run while the request history filled its table (5-7% from the
+# first 10 s to the fifth, before the history's writer batched its rows), and any drift a round
+# that ran without readers first would charge to the readers. Rounds alternate the order, so that
+# drift falls on both alike.
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) -eq 1 ]; then
     run >>"$work/none"

@@ -96,8 +96,11 @@ void FootprintMonitor::SetConfig(std::shared_ptr<const Config> config) {
 }
 
 void FootprintMonitor::SampleSoon() {
+  // A sample is due already: it starts after this (the thread clears the flag before it samples).
+  if (soon_.load(std::memory_order_relaxed)) return;
   {
     std::lock_guard lock(mu_);
+    if (soon_) return;
     soon_ = true;
   }
   wake_.notify_all();
