@@ -70,9 +70,10 @@ start_readers() {
   echo "only ${n:-0} of $readers readers connected" >&2
 }
 
-# run -> "rps p50_us p99_us", after a second of the same load, not counted: a run that came after
-# a pause (the readers' start) was slower than one right after another run, by 1-2% (a control
-# whose "readers" never connected measured 0.987), and the runs with readers always came after one.
+# run -> "rps p50_us p99_us", after a second of the same load, not counted: the runs with readers
+# always come after a pause (the readers' start), the others not always, and a run should not
+# measure how the pools warm up again. (Whether it mattered is not shown: controls whose "readers"
+# never connect read 0.977-1.014 with it and without, bench/README.md.)
 run() {
   wrk_run warm-up 1 8 "$work/post.lua" "http://127.0.0.1:$swapd_port/v1/completions" >/dev/null
   wrk_run events "$duration" 8 "$work/post.lua" "http://127.0.0.1:$swapd_port/v1/completions"
