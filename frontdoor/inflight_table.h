@@ -16,9 +16,9 @@
 // socket its exchange uses, if any: that wakes any wait on it and tells the backend to stop; what
 // waits for the model (Router::Acquire) sees the mark within its poll. The request then ends as if
 // its client had left, except that the client, still there, is told: 499 with a JSON error, or an
-// error event that ends an event stream. Thread safe. The listener is called under the table's lock
-// (so that events keep their order), on the table's thread or in WithSnapshot, and must not call
-// back into the table, nor log.
+// error event that ends an event stream. Thread safe. The listener's `publish` is called by one
+// thread at a time, in order (on the table's thread or in WithSnapshot), without the lock the
+// requests' threads take; `watched` under that lock. Neither may call back into the table, nor log.
 #pragma once
 
 #include <atomic>
@@ -109,8 +109,9 @@ class InflightTable {
   // Cancels request `id`; false when there is no such request.
   bool Cancel(const std::string& id);
 
-  // {operation: "snapshot", requests: [entry...]} (oldest first), given to `with` under the
-  // table's lock: no change is told between the snapshot and whatever `with` does.
+  // {operation: "snapshot", requests: [entry...]} (oldest first), given to `with` while no change
+  // is told: none between the snapshot and whatever `with` does. `with` must not call back into
+  // the table.
   void WithSnapshot(const std::function<void(const nlohmann::json& snapshot)>& with) const;
 
   size_t size() const;

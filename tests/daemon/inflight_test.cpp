@@ -4,6 +4,7 @@
 // (the backend stops) and of a request queued behind a slow load, 404 for an unknown id, uiConfig.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -148,6 +149,37 @@ TEST_CASE(
   third.reset();
   REQUIRE(told.Reaches(4));
   CHECK(told[3] == json{{"operation", "remove"}, {"id", id}});
+}
+
+TEST_CASE("InflightTable: requests start and end while a batch is told", "[unit][events]") {
+  // Telling a batch (rendering it, delivering it to every reader) holds no lock that a request's
+  // thread waits for: here the listener is stuck inside its first event while another request
+  // starts, gets its headers and ends.
+  Told told;
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> first{true};
+  InflightTable table(1ms);
+  table.SetListener({[] { return true; },
+                     [&](const json& data) {
+                       told.Add(data);
+                       if (!first.exchange(false)) return;
+                       entered.set_value();
+                       released.wait();
+                     }});
+  auto held = table.Start(ChatRequest(), "m", "/v1/completions");
+  REQUIRE(entered.get_future().wait_for(10s) == std::future_status::ready);
+  auto meanwhile = std::async(std::launch::async, [&] {
+    auto r = table.Start(ChatRequest(), "m", "/v1/completions");
+    r->SetResponseHeaders({});
+    return table.size();
+  });
+  const bool done = meanwhile.wait_for(10s) == std::future_status::ready;
+  release.set_value();
+  REQUIRE(done);
+  CHECK(meanwhile.get() == 2);  // (the second ends after it counted)
+  CHECK(told[0]["request"]["id"] == held->id());
 }
 
 TEST_CASE("InflightTable: ids count up; cancel marks a request, unknown ids are refused",
