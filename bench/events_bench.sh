@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # /api/events readers against proxy throughput: the same swapd and fake backend, wrk's small
 # non-streamed requests through swapd with no /api/events reader and with READERS (default 50)
-# `curl -N /api/events` readers connected, in interleaved rounds of alternating order (median over
-# the rounds, so that load from other processes and the drift of a long run hit both alike).
+# `curl -N /api/events` readers connected, in rounds of two runs (one without readers, one with)
+# whose order goes ABBA (none first, readers first, readers first, none first, ...), so that load
+# from other processes and the drift of a long run hit both alike.
 # Every proxied request publishes events (inflight upserts and remove, activity), so each reader
 # gets several frames per request.
-# Prints requests/s and p50/p99 with and without readers, their ratio, and the events swapd dropped
-# for readers too slow.
-#   bench/events_bench.sh [seconds per run, default 10] [rounds, default 3] [readers, default 50]
+# Prints requests/s and p50/p99 with and without readers (medians over the rounds), each round's
+# ratio (readers / none) as a range, a median, and a mean with its standard error and a 95%
+# interval, and the events swapd dropped for readers too slow. One round's ratio is off by about
+# 3% either way on a 2-core VM: a cost of 1-2% needs 50+ rounds to be told from none.
+#   bench/events_bench.sh [seconds per run, default 3] [rounds, default 32] [readers, default 50]
 # READER_PATH reads another stream (default /api/events; /models/sse: readers of some types).
+# CONTROL=1 runs the same rounds with no reader in either run: how far the method can be trusted.
 # SWAPD_ARGS adds arguments to swapd's command line (e.g. "--log-level warn": no log line per request).
 # Needs a build (scripts/build.sh); installs wrk from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-duration=${1:-10}
-rounds=${2:-3}
+duration=${1:-3}
+rounds=${2:-32}
 readers=${3:-50}
 scripts/install-deps.sh wrk python3
 bin=$PWD/${BUILD_DIR:-build}/bin
@@ -57,6 +61,7 @@ wrk.headers["Content-Type"] = "application/json"
 LUA
 
 start_readers() {
+  [ -n "${CONTROL:-}" ] && return 0
   for _ in $(seq "$readers"); do
     curl -sN "127.0.0.1:$swapd_port${READER_PATH:-/api/events}" >/dev/null &
     reader_pids+=("$!")
@@ -72,21 +77,20 @@ start_readers() {
 
 # run -> "rps p50_us p99_us", after a second of the same load, not counted: the runs with readers
 # always come after a pause (the readers' start), the others not always, and a run should not
-# measure how the pools warm up again. (Whether it mattered is not shown: controls whose "readers"
-# never connect read 0.977-1.014 with it and without, bench/README.md.)
+# measure how the pools warm up again. (Whether it mattered is not shown: controls without readers
+# read 0.977-1.014 with it and without, bench/README.md.)
 run() {
   wrk_run warm-up 1 8 "$work/post.lua" "http://127.0.0.1:$swapd_port/v1/completions" >/dev/null
   wrk_run events "$duration" 8 "$work/post.lua" "http://127.0.0.1:$swapd_port/v1/completions"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# A new swapd's throughput falls over its first 15 s or so (pools, the history's table): not
+# counted either.
+wrk_run settle 20 8 "$work/post.lua" "http://127.0.0.1:$swapd_port/v1/completions" >/dev/null
 : >"$work/none" && : >"$work/readers"
-# Throughput drifted down over a run while the request history filled its table (5-7% from the
-# first 10 s to the fifth, before the history's writer batched its rows), and any drift a round
-# that ran without readers first would charge to the readers. Rounds alternate the order, so that
-# drift falls on both alike.
 for round in $(seq "$rounds"); do
-  if [ $((round % 2)) -eq 1 ]; then
+  if [ $((round % 4)) -lt 2 ]; then
     run >>"$work/none"
     start_readers
     run >>"$work/readers"
@@ -110,14 +114,23 @@ for which in none readers; do
   p50=$(cut -d' ' -f2 "$work/$which" | median)
   p99=$(cut -d' ' -f3 "$work/$which" | median)
   label=$([ "$which" = none ] && echo 0 || echo "$readers")
+  [ "$which" = readers ] && [ -n "${CONTROL:-}" ] && label="0 (control)"
   printf '| %s | %.0f | %.3f | %.0f us | %.0f us |\n' "$label" "$rps" \
     "$(awk -v a="$rps" -v b="$base" 'BEGIN {print a / b}')" "$p50" "$p99"
 done
 # Each round's readers run against the run without readers next to it: the spread of these
-# ratios shows how far one round's noise goes.
+# ratios shows how far one round's noise goes; their mean (of the logarithms) and its standard
+# error how far the whole run can be trusted.
 ratios=$(paste -d' ' <(cut -d' ' -f1 "$work/none") <(cut -d' ' -f1 "$work/readers") |
-  awk '{printf "%.3f\n", $2 / $1}' | sort -g)
+  awk '{printf "%.4f\n", $2 / $1}')
+sorted=$(echo "$ratios" | sort -g)
 echo
-echo "ratio per round: $(echo "$ratios" | head -1) to $(echo "$ratios" | tail -1)," \
-  "median $(echo "$ratios" | median)"
+echo "ratio per round: $(echo "$sorted" | head -1) to $(echo "$sorted" | tail -1)," \
+  "median $(echo "$sorted" | median)"
+echo "$ratios" | awk '{ l = log($1); s += l; ss += l * l; n++ }
+  END {
+    m = s / n; v = n > 1 ? (ss - n * m * m) / (n - 1) : 0; se = v > 0 ? sqrt(v / n) : 0
+    printf "mean ratio %.4f +- %.4f (standard error, %d rounds), 95%% interval %.4f to %.4f\n",
+      exp(m), exp(m) * se, n, exp(m - 1.96 * se), exp(m + 1.96 * se)
+  }'
 echo "events dropped for slow readers: ${dropped:-0}; swapd RSS after: $((rss / 1024)) MiB"
