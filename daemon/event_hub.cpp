@@ -177,10 +177,17 @@ EventHub::Subscription::~Subscription() {
 
 int EventHub::Subscription::fd() const { return reader_->ready.fd(); }
 
+std::chrono::steady_clock::time_point PacedAfter(std::chrono::steady_clock::time_point last,
+                                                 std::chrono::milliseconds pace) {
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(pace);
+  if (step.count() <= 0) return last;  // not paced
+  return std::chrono::steady_clock::time_point((last.time_since_epoch() / step + 1) * step);
+}
+
 void EventHub::Subscription::WaitPace(std::chrono::milliseconds pace) const {
-  // Frames that come while it waits out the pace are in the queue for the next batch.
-  const auto since = std::chrono::steady_clock::now() - last_batch_;
-  if (since < pace) std::this_thread::sleep_for(pace - since);
+  // Frames that come while it waits are in the queue for the next batch. (No wait when the moment
+  // is past: the first batch after a quiet spell goes at once.)
+  std::this_thread::sleep_until(PacedAfter(last_batch_, pace));
 }
 
 EventHub::Subscription::Batch EventHub::Subscription::Next(std::chrono::milliseconds timeout) {

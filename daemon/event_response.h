@@ -24,7 +24,8 @@ Status NoReaderFdError();
 // Called on the stream's thread, one batch at a time: may keep state of its own.
 using EventRender = std::function<std::string(const EventHub::Subscription::Batch& batch)>;
 
-// A batch with frames comes no sooner than `pace` after the previous one (Subscription::WaitPace).
+// A busy stream writes at the multiples of `pace` on the steady clock; the first batch after a
+// quiet spell goes at once (Subscription::WaitPace).
 void ServeEvents(const FrontDoor& door, HttpResponse& res,
                  std::unique_ptr<EventHub::Subscription> subscription,
                  std::chrono::milliseconds pace, EventRender render);

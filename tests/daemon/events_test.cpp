@@ -82,6 +82,22 @@ TEST_CASE("EventHub: a reader gets its initial frames, the kept states, then wha
   CHECK(hub.readers() == 0);
 }
 
+TEST_CASE("Paced streams write at the multiples of the pace: together, at most one pace apart",
+          "[unit][events]") {
+  using Clock = std::chrono::steady_clock;
+  const auto at = [](std::chrono::milliseconds ms) { return Clock::time_point(ms); };
+  // Two streams whose last batches went at different moments write next at the same one.
+  CHECK(PacedAfter(at(1010ms), 250ms) == at(1250ms));
+  CHECK(PacedAfter(at(1249ms), 250ms) == at(1250ms));
+  // One that wrote at a multiple waits a whole pace; never longer.
+  CHECK(PacedAfter(at(1250ms), 250ms) == at(1500ms));
+  CHECK(PacedAfter(at(1000ms) + 1ns, 1000ms) == at(2000ms));
+  // One that never wrote (the epoch) has its moment long past: its first batch goes at once.
+  CHECK(PacedAfter(Clock::time_point(), 250ms) <= Clock::now());
+  // A stream with no pace (GET /models/sse) never waits.
+  CHECK(PacedAfter(at(1010ms), 0ms) == at(1010ms));
+}
+
 TEST_CASE("EventHub: a reader of some types gets only those, and is not woken for the others",
           "[unit][events]") {
   EventHub hub;
