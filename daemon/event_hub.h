@@ -100,7 +100,7 @@ class EventHub {
 // When a stream paced at `pace` writes again after a batch at `last`: at the first multiple of
 // `pace` on the steady clock after it (`last` itself for a pace of 0: not paced). Every busy stream
 // of one pace writes at the same moments, so the proxy is interrupted once per pace, not once per
-// stream: with 50 /api/events readers, 1.8% of its throughput where each stream's own pace
+// stream: with 50 /api/events readers, 1.6% of its throughput where each stream's own pace
 // took 2.8% (bench/README.md).
 std::chrono::steady_clock::time_point PacedAfter(std::chrono::steady_clock::time_point last,
                                                  std::chrono::milliseconds pace);

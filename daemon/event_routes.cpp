@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 // PacedAfter): what came in between goes in one write (the first event after a quiet spell goes at
 // once). Each proxied request publishes events (inflight, activity, logData); 50 readers woken for
 // each took 93% of the throughput (bench/events_bench.sh), woken 10 times a second still 3-7%,
-// 4 times 2.8%, 4 times together 1.8%. A dashboard redrawn 4 times a second looks live.
+// 4 times 2.8%, 4 times together 1.6%. A dashboard redrawn 4 times a second looks live.
 constexpr auto kPace = std::chrono::milliseconds(250);
 // A slow reader's losses are logged at most this often: each log line is an event too.
 constexpr auto kDropWarningEvery = std::chrono::seconds(10);
