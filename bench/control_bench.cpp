@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/activity_log.h"
-#include "daemon/event_hub.h"
+#include "observe/event_hub.h"
+#include "store/activity_log.h"
 
 namespace {
 

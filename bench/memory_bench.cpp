@@ -32,10 +32,10 @@
 
 #include "backends/residency_policy.h"
 #include "backends/scheduler.h"
-#include "daemon/memory_meter.h"
-#include "daemon/page_prefetch.h"
-#include "daemon/process_memory.h"
-#include "daemon/tool_run.h"
+#include "memory/memory_meter.h"
+#include "memory/page_prefetch.h"
+#include "memory/process_memory.h"
+#include "memory/tool_run.h"
 
 extern char** environ;
 

@@ -7,10 +7,27 @@ std::string Position::ToString() const {
 }
 
 std::string Diagnostic::ToString() const {
-  const char* kind = severity == Severity::kError     ? "error"
-                     : severity == Severity::kWarning ? "warning"
-                                                      : "hint";
-  return pos.ToString() + ": " + kind + ": " + message;
+  return pos.ToString() + ": " + swapd::ToString(severity) + ": " + message;
+}
+
+const char* ToString(Diagnostic::Severity severity) {
+  switch (severity) {
+    case Diagnostic::Severity::kError:
+      return "error";
+    case Diagnostic::Severity::kWarning:
+      return "warning";
+    case Diagnostic::Severity::kHint:
+      return "hint";
+  }
+  return "error";
+}
+
+nlohmann::json ToJson(const Diagnostic& d) {
+  return {{"file", d.pos.file},
+          {"line", d.pos.line},
+          {"column", d.pos.column},
+          {"severity", ToString(d.severity)},
+          {"message", d.message}};
 }
 
 const ModelConfig* Config::FindModel(std::string_view id_or_alias) const {

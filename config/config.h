@@ -33,6 +33,10 @@ struct Diagnostic {
   std::string message;           // e.g. `model "qwen3-4b-duo": unknown macro ${PROT} in cmd`
   std::string ToString() const;  // "file:line:col: error: message"
 };
+const char* ToString(Diagnostic::Severity severity);  // "error", "warning", "hint"
+// {"file", "line", "column" (0: unknown), "severity", "message"}: `swapd check --json` and the
+// answer of POST /api/config/reload.
+nlohmann::json ToJson(const Diagnostic& d);
 
 // The name of the implicit group that holds every model not listed in a group.
 inline constexpr std::string_view kDefaultGroup = "(default)";

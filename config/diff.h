@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -25,5 +26,13 @@ struct ConfigDiff {
 bool NeedsRestart(const ModelConfig& a, const ModelConfig& b);
 
 ConfigDiff DiffConfigs(const Config& before, const Config& after);
+
+// What one reload did: the new configuration's diagnostics and, when it had no error and was
+// taken into service, what changed.
+struct ReloadOutcome {
+  bool ok = false;
+  std::vector<Diagnostic> diagnostics;  // of the new configuration
+  ConfigDiff diff;                      // what changed; empty when !ok
+};
 
 }  // namespace swapd

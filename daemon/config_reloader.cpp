@@ -2,8 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/check_command.h"
-#include "frontdoor/error_response.h"
+#include <cstdlib>
+
+#include "memory/footprint_monitor.h"
 
 namespace swapd {
 namespace {
@@ -32,22 +33,18 @@ void LogDiagnostics(const std::vector<Diagnostic>& diagnostics) {
   }
 }
 
-nlohmann::json ReloadOutcomeJson(const ReloadOutcome& outcome) {
-  nlohmann::json diagnostics = nlohmann::json::array();
-  for (const auto& d : outcome.diagnostics) diagnostics.push_back(DiagnosticJson(d));
-  if (!outcome.ok) {
-    nlohmann::json body = nlohmann::json::parse(ErrorJson(
-        Status::Error(ErrorCode::kInvalidArgument,
-                      "the new configuration has errors; the running configuration is unchanged")));
-    body["error"]["diagnostics"] = std::move(diagnostics);
-    return body;
-  }
-  return {{"status", "ok"},
-          {"added", outcome.diff.added},
-          {"removed", outcome.diff.removed},
-          {"changed", outcome.diff.changed},
-          {"unchanged", outcome.diff.unchanged},
-          {"diagnostics", std::move(diagnostics)}};
+LoadOptions LoadOptionsFor(const Options& options) {
+  LoadOptions lo;
+  lo.config_path = options.config_path;
+  lo.config_dir = options.config_dir;
+  lo.strict = options.strict;
+  lo.getenv = [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  lo.machine = ReadMachineMemory();
+  return lo;
 }
 
 ConfigReloader::ConfigReloader(LoadOptions options, Apply apply)

@@ -16,19 +16,13 @@
 #include "config/config.h"
 #include "config/diff.h"
 #include "config/loader.h"
+#include "daemon/cli.h"
 
 namespace swapd {
 
-struct ReloadOutcome {
-  bool ok = false;
-  std::vector<Diagnostic> diagnostics;  // of the new configuration
-  ConfigDiff diff;                      // what changed; empty when !ok
-};
-
-// The body of POST /api/config/reload: {"status": "ok", "added": [...], "removed": [...],
-// "changed": [...], "unchanged": [...], "diagnostics": [...]}, or when the configuration has
-// errors an OpenAI-shaped error whose "error" object also carries "diagnostics".
-nlohmann::json ReloadOutcomeJson(const ReloadOutcome& outcome);
+// How the command line's options load the configuration: ${env.X} from the process environment,
+// `auto` budgets from what this machine has.
+LoadOptions LoadOptionsFor(const Options& options);
 
 // Logs each diagnostic at its severity's level.
 void LogDiagnostics(const std::vector<Diagnostic>& diagnostics);

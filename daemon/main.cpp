@@ -1,10 +1,11 @@
 // swapd: a library plus this main(), which only wires things together.
 #include <iostream>
 
+#include "check/check_command.h"
 #include "daemon/app.h"
-#include "daemon/bench_command.h"
-#include "daemon/check_command.h"
 #include "daemon/cli.h"
+#include "daemon/config_reloader.h"
+#include "scoreboard/bench_command.h"
 
 int main(int argc, char** argv) {
   using swapd::Options;
@@ -21,9 +22,10 @@ int main(int argc, char** argv) {
       std::cout << swapd::VersionText() << "\n";
       return 0;
     case Options::Command::kCheck:
-      return swapd::RunCheck(parsed.options, std::cout, std::cerr);
+      return swapd::RunCheck(swapd::LoadOptionsFor(parsed.options), parsed.options.json, std::cout,
+                             std::cerr);
     case Options::Command::kBench:
-      return swapd::RunBench(parsed.options, std::cout, std::cerr);
+      return swapd::RunBench(parsed.options.bench, std::cout, std::cerr);
     case Options::Command::kServe:
       break;
   }

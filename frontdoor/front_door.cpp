@@ -147,7 +147,7 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (get) {
     if (path == "/health") return res.SetBody("OK", "text/plain");
-    // As llama-swap: the dashboard (daemon/ui_routes.cpp). Here, as a route "/" would be a
+    // As llama-swap: the dashboard (api/ui_routes.cpp). Here, as a route "/" would be a
     // prefix of every path.
     if (path == "/") return res.SetRedirect("/ui/", 302);
     if (path == "/v1/models" || path == "/models") return HandleListModels(res);

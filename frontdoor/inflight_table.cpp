@@ -25,39 +25,6 @@ constexpr std::array<std::string_view, 7> kRedacted = {
     "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
     "api-key",       "x-goog-api-key"};
 
-// llama-swap's model-dispatched routes (internal/server/server.go).
-constexpr std::string_view kPostRoutes[] = {
-    "/v1/chat/completions",
-    "/v1/responses",
-    "/v1/completions",
-    "/v1/messages",
-    "/v1/messages/count_tokens",
-    "/v1/embeddings",
-    "/reranking",
-    "/rerank",
-    "/v1/rerank",
-    "/v1/reranking",
-    "/infill",
-    "/completion",
-    "/v1/audio/speech",
-    "/v1/audio/voices",
-    "/v1/images/generations",
-    "/sdapi/v1/txt2img",
-    "/sdapi/v1/img2img",
-    "/audioapi/v1/tasks/run",
-    "/v1/audio/transcriptions",
-    "/v1/images/edits",
-    "/v/chat/completions",
-    "/v/responses",
-    "/v/completions",
-    "/v/messages",
-    "/v/messages/count_tokens",
-    "/v/embeddings",
-    "/v/rerank",
-    "/v/reranking",
-};
-constexpr std::string_view kGetRoutes[] = {"/v1/audio/voices", "/sdapi/v1/loras", "/props"};
-
 bool Redacted(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -310,16 +277,6 @@ void InflightTable::WithSnapshot(
 size_t InflightTable::size() const {
   std::lock_guard lock(shared_->mu);
   return shared_->requests.size();
-}
-
-bool IsInferenceRoute(std::string_view method, std::string_view path) {
-  if (method == "POST") {
-    return std::find(std::begin(kPostRoutes), std::end(kPostRoutes), path) != std::end(kPostRoutes);
-  }
-  if (method == "GET") {
-    return std::find(std::begin(kGetRoutes), std::end(kGetRoutes), path) != std::end(kGetRoutes);
-  }
-  return false;
 }
 
 std::string CanonicalHeaderName(std::string_view name) {

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontdoor/inference_routes.h"
 #include "http/http1_response.h"
 #include "http/message.h"
 
@@ -119,9 +120,6 @@ class InflightTable {
  private:
   std::shared_ptr<InflightRequest::Shared> shared_;
 };
-
-// Whether a request `method` `path` is model-dispatched (inference) as llama-swap counts it.
-bool IsInferenceRoute(std::string_view method, std::string_view path);
 
 // A header name as Go writes it ("x-api-key" -> "X-Api-Key").
 std::string CanonicalHeaderName(std::string_view name);

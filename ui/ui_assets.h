@@ -1,4 +1,4 @@
-// The dashboard's files, compiled in (ui/CMakeLists.txt): served at /ui by daemon/ui_routes.cpp.
+// The dashboard's files, compiled in (ui/CMakeLists.txt): served at /ui by api/ui_routes.cpp.
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-# Test sources of backends/ (appended to the one swapd_tests binary).
+# Test sources of backends/ (backend processes and the scheduler; appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES
   backends/guardian_test.cpp
   backends/launcher_test.cpp
@@ -7,12 +7,13 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/matrix_solver_test.cpp
   backends/process_backend_test.cpp
   backends/residency_policy_test.cpp
-  backends/scheduler_memory_test.cpp
   backends/router_test.cpp
   backends/scheduler_matrix_test.cpp
+  backends/scheduler_memory_test.cpp
   backends/scheduler_queue_test.cpp
   backends/scheduler_reload_test.cpp
   backends/scheduler_test.cpp
+  backends/slot_cache_test.cpp
   backends/slot_store_test.cpp
   backends/spawn_env_test.cpp
 )

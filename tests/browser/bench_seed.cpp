@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "daemon/bench_store.h"
+#include "scoreboard/bench_store.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

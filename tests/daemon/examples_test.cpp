@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "check/check_command.h"
 #include "config/loader.h"
-#include "daemon/check_command.h"
+#include "daemon/config_reloader.h"
 
 namespace swapd {
 namespace {
@@ -60,13 +61,13 @@ TEST_CASE("RunCheck on examples/duo.yaml, as text and as JSON", "[unit][cli][exa
   options.config_path = (fs::path(SWAPD_SOURCE_DIR) / "examples" / "duo.yaml").string();
   options.strict = true;
   std::ostringstream out, err;
-  CHECK(RunCheck(options, out, err) == 0);
+  CHECK(RunCheck(LoadOptionsFor(options), options.json, out, err) == 0);
   CHECK(err.str().empty());
   CHECK_THAT(out.str(), Catch::EndsWith("5 models, 2 groups: OK\n"));
 
   options.json = true;
   std::ostringstream json_out, json_err;
-  CHECK(RunCheck(options, json_out, json_err) == 0);
+  CHECK(RunCheck(LoadOptionsFor(options), options.json, json_out, json_err) == 0);
   auto doc = nlohmann::json::parse(json_out.str());
   CHECK(doc["valid"] == true);
   CHECK(doc["diagnostics"].empty());

@@ -1,0 +1,54 @@
+#include "frontdoor/inference_routes.h"
+
+#include <iterator>
+
+namespace swapd {
+namespace {
+
+using ModelIn = InferenceRoute::ModelIn;
+
+// llama-swap's model-dispatched routes (its internal/server/server.go), in its order.
+constexpr InferenceRoute kRoutes[] = {
+    {"POST", "/v1/chat/completions", ModelIn::kJsonBody},
+    {"POST", "/v1/responses", ModelIn::kJsonBody},
+    {"POST", "/v1/completions", ModelIn::kJsonBody},
+    {"POST", "/v1/messages", ModelIn::kJsonBody},
+    {"POST", "/v1/messages/count_tokens", ModelIn::kJsonBody},
+    {"POST", "/v1/embeddings", ModelIn::kJsonBody},
+    {"POST", "/reranking", ModelIn::kJsonBody},
+    {"POST", "/rerank", ModelIn::kJsonBody},
+    {"POST", "/v1/rerank", ModelIn::kJsonBody},
+    {"POST", "/v1/reranking", ModelIn::kJsonBody},
+    {"POST", "/infill", ModelIn::kJsonBody},
+    {"POST", "/completion", ModelIn::kJsonBody},
+    {"POST", "/v1/audio/speech", ModelIn::kJsonBody},
+    {"POST", "/v1/audio/voices", ModelIn::kUpstream},
+    {"POST", "/v1/images/generations", ModelIn::kUpstream},
+    {"POST", "/sdapi/v1/txt2img", ModelIn::kUpstream},
+    {"POST", "/sdapi/v1/img2img", ModelIn::kUpstream},
+    {"POST", "/audioapi/v1/tasks/run", ModelIn::kUpstream},
+    {"POST", "/v1/audio/transcriptions", ModelIn::kForm},
+    {"POST", "/v1/images/edits", ModelIn::kUpstream},
+    {"POST", "/v/chat/completions", ModelIn::kUpstream},
+    {"POST", "/v/responses", ModelIn::kUpstream},
+    {"POST", "/v/completions", ModelIn::kUpstream},
+    {"POST", "/v/messages", ModelIn::kUpstream},
+    {"POST", "/v/messages/count_tokens", ModelIn::kUpstream},
+    {"POST", "/v/embeddings", ModelIn::kUpstream},
+    {"POST", "/v/rerank", ModelIn::kUpstream},
+    {"POST", "/v/reranking", ModelIn::kUpstream},
+    {"GET", "/v1/audio/voices", ModelIn::kUpstream},
+    {"GET", "/sdapi/v1/loras", ModelIn::kUpstream},
+    {"GET", "/props", ModelIn::kUpstream},
+};
+
+}  // namespace
+
+const InferenceRoute* FindInferenceRoute(std::string_view method, std::string_view path) {
+  for (const InferenceRoute& route : kRoutes) {
+    if (route.path == path && route.method == method) return &route;
+  }
+  return nullptr;
+}
+
+}  // namespace swapd

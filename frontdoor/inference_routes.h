@@ -1,0 +1,32 @@
+// The inference routes: the one table of the routes whose requests name a model and go to that
+// model's backend (llama-swap's "model-dispatched" routes), and of where swapd finds the model id
+// in each. The front door dispatches the routes it can read a model from; the in-flight table
+// tracks every route of the table, also when it is reached through /upstream/<model>/. Pure;
+// thread safe.
+#pragma once
+
+#include <string_view>
+
+namespace swapd {
+
+struct InferenceRoute {
+  enum class ModelIn {
+    kJsonBody,  // the JSON body's "model" (or ?model=)
+    kForm,      // a multipart/form-data field "model" (or ?model=)
+    kUpstream,  // not dispatched by its own path: only through /upstream/<model>/<path>
+  };
+  std::string_view method;
+  std::string_view path;
+  ModelIn model_in;
+};
+
+// The route of `method` `path` (a path without its query), or null when it is not an inference
+// route.
+const InferenceRoute* FindInferenceRoute(std::string_view method, std::string_view path);
+
+// Whether a request `method` `path` is model-dispatched (inference) as llama-swap counts it.
+inline bool IsInferenceRoute(std::string_view method, std::string_view path) {
+  return FindInferenceRoute(method, path) != nullptr;
+}
+
+}  // namespace swapd

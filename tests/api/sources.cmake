@@ -1,0 +1,5 @@
+# Test sources of api/ (the control plane's routes; appended to the one swapd_tests binary).
+list(APPEND SWAPD_TEST_SOURCES
+  api/bench_routes_test.cpp
+  api/dashboard_test.cpp
+)

@@ -1,0 +1,5 @@
+# Test sources of store/ (the request history and captures; appended to the one swapd_tests binary).
+list(APPEND SWAPD_TEST_SOURCES
+  store/activity_test.cpp
+  store/capture_test.cpp
+)
