@@ -4,7 +4,9 @@
 #                                          its paths rewritten for the install prefix
 #   share/swapd/examples/*.yaml            duo.yaml (copy it to /etc/swapd/config.yaml),
 #                                          duo-budget.yaml, demo.yaml, matrix.yaml
-#   share/doc/swapd/README.md
+#   share/doc/swapd/README.md              the front page, and the manual beside it as in the
+#   share/doc/swapd/docs/*.md              repository (so README's links to docs/ resolve), with
+#   share/doc/swapd/docs/screenshots/*.png the dashboard's screenshots that docs/dashboard.md shows
 #   libexec/swapd/fake-llama-server        the demo backend (only with SWAPD_BUILD_TESTS): kept off
 #                                          PATH because it is not a real llama-server
 include(GNUInstallDirs)
@@ -13,6 +15,8 @@ install(TARGETS swapd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES examples/duo.yaml examples/duo-budget.yaml examples/demo.yaml examples/matrix.yaml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/swapd/examples)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
 if(SWAPD_BUILD_TESTS)
   install(TARGETS fake-llama-server RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/swapd)
 endif()
