@@ -1,12 +1,13 @@
 // GET /api/metrics/activity and GET /api/metrics/stats, as llama-swap answers them: the request
 // history from the ActivityStore, filtered, sorted and paged (has_capture from the CaptureStore);
 // totals and speed histograms.
+#include "api/activity_routes.h"
+
 #include <cctype>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "api/query_params.h"
-#include "api/service_routes.h"
 #include "base/json_text.h"
 #include "base/time_text.h"
 #include "frontdoor/error_response.h"

@@ -1,12 +1,13 @@
 // GET /api/bench: the scoreboard of `swapd bench`, the newest row of each (model, mode, partner)
 // from the bench store. `swapd bench` writes the store from its own process, so every request
 // reads it afresh (no cache).
+#include "api/bench_routes.h"
+
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
 #include "api/query_params.h"
-#include "api/service_routes.h"
 #include "base/json_text.h"
 #include "frontdoor/error_response.h"
 #include "scoreboard/bench_store.h"

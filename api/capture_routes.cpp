@@ -1,10 +1,11 @@
 // GET /api/captures/{id}: one request's capture from the CaptureStore, as llama-swap answers it:
 // {id, req_path, req_headers, req_body, resp_headers, resp_body}, the bodies in base64 (Go's
 // encoding of a []byte), a part that was not kept null.
+#include "api/capture_routes.h"
+
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "api/service_routes.h"
 #include "base/base64.h"
 #include "base/json_text.h"
 #include "frontdoor/error_response.h"

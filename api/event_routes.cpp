@@ -2,12 +2,13 @@
 // (modelStatus, uiConfig, profileChanged: llama-swap's order), then the in-flight requests
 // (inflight snapshot). A reader that lost events gets the kept states and an inflight snapshot
 // again. The stream itself is ServeEvents' (api/event_response.h).
+#include "api/event_routes.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "api/event_response.h"
-#include "api/service_routes.h"
 #include "observe/event_hub.h"
 #include "observe/log_events.h"
 #include "observe/log_hub.h"

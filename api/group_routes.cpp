@@ -2,10 +2,11 @@
 // members: [{id, state}]}; ungrouped models form "(default)"). GET /api/plan?model=: what a request
 // for a model (id or alias) would do now, asked of the Scheduler without changing anything:
 // {model, state, evict: [{model, reason}], matrix, refused}.
+#include "api/group_routes.h"
+
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "api/ui_routes.h"
 #include "backends/scheduler_policy.h"
 #include "base/json_text.h"
 #include "frontdoor/error_response.h"
@@ -54,17 +55,18 @@ json PlanJson(const Config& config, const std::string& model, const Scheduler::P
 }  // namespace
 
 void AddGroupRoutes(FrontDoor& door, Router& router) {
-  door.AddRoute("GET", "/api/groups",
-                [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext&) {
-                  res.SetBody(
-                      JsonText(json{{"groups", GroupsJson(*door.config(), router.Snapshot())}}),
-                      "application/json");
-                });
+  door.AddRoute(
+      "GET", "/api/groups",
+      [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        res.SetBody(
+            JsonText(json{{"groups", GroupsJson(*door.routing().config(), router.Snapshot())}}),
+            "application/json");
+      });
   door.AddRoute(
       "GET", "/api/plan",
       [&door, &router](const HttpRequest& req, HttpResponse& res, RequestContext&) {
         const std::string requested(req.Param("model").value_or(""));
-        auto [config, profile] = door.routing();
+        auto [config, profile] = door.routing().Current();
         const ResolvedModel resolved = ResolveModel(*config, profile, requested);
         if (resolved.model == nullptr) {
           return SetErrorResponse(

@@ -2,10 +2,11 @@
 // history, unless ?no-history, then live lines, chunked, until the client leaves or swapd stops)
 // and GET /logs/stream/{model} (that model's lines only). A stream sleeps in poll on its
 // subscription's fd and the client's socket: no timer wakes it; a shutdown (LogHub::Close) ends it.
+#include "api/log_routes.h"
+
 #include <chrono>
 
 #include "api/event_response.h"
-#include "api/service_routes.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/model_id.h"
 #include "observe/log_hub.h"
@@ -20,7 +21,7 @@ void StreamLogs(FrontDoor& door, LogHub& hub, const HttpRequest& req, HttpRespon
                 const std::string& model_name) {
   std::string source;  // "": every source
   if (!model_name.empty()) {
-    auto cfg = door.config();
+    auto cfg = door.routing().config();
     const ModelConfig* model = cfg->FindModel(model_name);
     if (!model) return SetErrorResponse(res, UnknownModelError(model_name));
     source = model->id;

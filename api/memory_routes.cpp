@@ -1,10 +1,11 @@
 // GET /api/memory/history: what the history store recorded of one model's footprint, newest
 // first: each sample's resident memory, GPU memory and the footprint the budget counted after it.
+#include "api/memory_routes.h"
+
 #include <nlohmann/json.hpp>
 
 #include "api/memory_json.h"
 #include "api/query_params.h"
-#include "api/service_routes.h"
 #include "base/json_text.h"
 #include "base/time_text.h"
 #include "frontdoor/error_response.h"

@@ -7,13 +7,14 @@
 // (observe/event_feed.h) seen through llama.cpp's words: the stream subscribes to the
 // modelStatus and loading events of the same EventHub and turns them into these frames. On
 // connect: each configured model's status. Behind apiKeys as every route but /health.
+#include "api/model_sse_routes.h"
+
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "api/event_response.h"
-#include "api/service_routes.h"
 #include "base/json_text.h"
 #include "observe/event_hub.h"
 

@@ -3,16 +3,10 @@
 // browser.
 #pragma once
 
-#include "backends/router.h"
 #include "frontdoor/front_door.h"
 
 namespace swapd {
 
 void AddUiRoutes(FrontDoor& door);
-
-// The Groups page's API: GET /api/groups (the groups, their flags and members' states) and
-// GET /api/plan?model= (what a request for that model would stop now and why, or why it would be
-// refused; nothing changes).
-void AddGroupRoutes(FrontDoor& door, Router& router);
 
 }  // namespace swapd

@@ -36,7 +36,7 @@ void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostrea
   o << "  healthCheckTimeout: " << timeout.count() << "s"
     << (m.health_check_timeout ? "" : " (the top-level value)") << "\n";
   if (!(m.timeouts == TimeoutsConfig{})) {
-    o << "  timeouts: " << TimeoutsText(m.timeouts, std::chrono::seconds(3)) << "\n";
+    o << "  timeouts: " << TimeoutsText(m.timeouts, kModelIdleConn) << "\n";
   }
   if (!m.set_params_by_id.empty()) {
     o << "  filters.setParamsByID (after setParams, for a request naming that id):\n";
@@ -85,7 +85,7 @@ void DescribeProfiles(const Config& config, std::ostream& o) {
       const bool by_name = bare != nullptr && bare->peer == id;
       o << "  " << id << "/" << model << (by_name ? " (also as \"" + model + "\")" : "") << "\n";
     }
-    o << "  timeouts: " << TimeoutsText(peer.timeouts, std::chrono::seconds(90)) << "\n";
+    o << "  timeouts: " << TimeoutsText(peer.timeouts, kPeerIdleConn) << "\n";
   }
   for (const auto& [name, p] : config.profiles) {
     o << "\nprofile " << name << (p.description.empty() ? "" : ": " + p.description)

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/proxy_url.h"
 #include "config/matrix.h"
 
 namespace swapd {
@@ -51,6 +52,12 @@ struct ModelCapabilities {
   int64_t context = 0;  // context length in tokens; 0 = not said
 };
 
+// The default `timeouts.idleConn` of a local model: short, as an idle connection holds one of
+// llama-server's few HTTP threads (whose own limit is 5 s).
+inline constexpr std::chrono::seconds kModelIdleConn{3};
+// ... and of a peer: llama-swap's.
+inline constexpr std::chrono::seconds kPeerIdleConn{90};
+
 // `timeouts` of a model or a peer: the connections swapd makes to it, in whole seconds, with
 // llama-swap's keys and defaults; 0 disables one. expectContinue is read for compatibility:
 // swapd answers a client's Expect itself and never sends one on.
@@ -60,8 +67,7 @@ struct TimeoutsConfig {
   std::chrono::seconds response_header{0};  // the longest wait for the answer's head
   std::chrono::seconds tls_handshake{10};
   std::chrono::seconds expect_continue{1};
-  // How long an idle keep-alive connection is kept. Unset: 90 s for a peer (llama-swap's), 3 s
-  // for a local model (an idle connection holds one of llama-server's few HTTP threads).
+  // How long an idle keep-alive connection is kept. Unset: kModelIdleConn or kPeerIdleConn.
   std::optional<std::chrono::seconds> idle_conn;
 
   bool operator==(const TimeoutsConfig&) const = default;
@@ -203,6 +209,7 @@ const char* ToString(SelectorConfig::Strategy strategy);
 struct PeerConfig {
   std::string id;
   std::string proxy;    // base URL (no trailing '/'); the request's path is appended
+  ProxyUrl url;         // `proxy` taken apart, once, at load
   std::string api_key;  // empty: the client's Authorization and x-api-key go on unchanged
   std::vector<std::string> models;  // the peer's own model names
   std::vector<std::string> strip_params;
@@ -211,10 +218,16 @@ struct PeerConfig {
   Position pos;
 };
 
+// How swapd names a peer's model: "<peer>/<model>".
+inline std::string PeerModelId(const std::string& peer, const std::string& model) {
+  return peer + "/" + model;
+}
+
 // A model of a peer, as a request may name it.
 struct PeerModelRef {
   std::string peer;   // its id, a key of Config::peers
   std::string model;  // the name the peer knows
+  std::string id() const { return PeerModelId(peer, model); }
 };
 
 // `ui:` (config/ui_settings.h).

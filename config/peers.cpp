@@ -65,6 +65,7 @@ class PeerLinker {
     } else {
       peer.proxy = *proxy;
       while (!peer.proxy.empty() && peer.proxy.back() == '/') peer.proxy.pop_back();
+      peer.url = ParseProxyUrl(peer.proxy);
     }
     peer.api_key = Text(node, "apiKey").value_or("");
     const YamlEntry* models = node.Find("models");
@@ -109,7 +110,7 @@ class PeerLinker {
     std::map<std::string, int> listed_by;
     for (const auto& [id, peer] : config_.peers) {
       for (const std::string& model : peer.models) {
-        const std::string fqn = id + "/" + model;
+        const std::string fqn = PeerModelId(id, model);
         if (config_.FindModel(fqn) != nullptr) {
           sink_.Error(peer.pos, "peers." + id + ": \"" + fqn +
                                     "\" is also a local model id or alias; rename one of them");

@@ -1,5 +1,6 @@
-// App: the running service. Composes the config, the Router and the HTTP server; owns signals
-// (SIGTERM/SIGINT shutdown, SIGHUP reload) and shutdown. Run() blocks until swapd exits.
+// App: the running service, from the command line to the exit code. Run() loads the
+// configuration, makes the Service (daemon/service.h: every part, wired), binds, serves until a
+// stop signal has drained the requests (daemon/shutdown.h), and stops. Composition only.
 #pragma once
 
 #include "daemon/cli.h"
@@ -9,7 +10,7 @@ namespace swapd {
 class App {
  public:
   explicit App(Options options);
-  // Returns the process exit code.
+  // Blocks until swapd exits; returns the process exit code.
   int Run();
 
  private:

@@ -229,9 +229,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
       case Flag::kListen: {
         Result<ListenAddress> address = ParseListenAddress(*value);
         if (!address.ok()) return fail(address.status().message());
-        o.listen = address.value().ToString();
-        o.listen_host = address.value().host;
-        o.listen_port = address.value().port;
+        o.listen = std::move(address).value();
         break;
       }
       case Flag::kWatchConfig:
@@ -318,7 +316,9 @@ flags:
   --upstream-idle-timeout SECONDS
                      a backend that sends nothing for this long (before its first byte or
                      between two) fails the request: 502, or an error event ending a stream
-                     (default 7200: a CPU model may process a long prompt for many minutes)
+                     (default )" +
+         std::to_string(kDefaultUpstreamIdleTimeout.count()) +
+         R"(: a CPU model may process a long prompt for many minutes)
   --peer-check-interval SECONDS
                      how often each peer's /v1/models is asked while it answers; a peer
                      that does not is asked less often, up to every 60 s (default 5)

@@ -11,26 +11,35 @@
 #include <vector>
 
 #include "base/status.h"
+#include "http/upstream_connection.h"
 #include "scoreboard/bench_options.h"
 
 namespace swapd {
+
+// A validated listen address. `host` is a host name, an IPv4 address or an IPv6 address (without
+// the brackets of "[::1]:8080"); an empty host (":8080") is mapped to "0.0.0.0". Port 0 asks the
+// system for a free port (integration tests use it).
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+  std::string ToString() const;  // "host:port", "[v6]:port"
+};
+Result<ListenAddress> ParseListenAddress(std::string_view text);
 
 struct Options {
   enum class Command { kServe, kCheck, kBench, kVersion, kHelp };
   Command command = Command::kServe;
   std::string config_path;  // --config FILE (default "config.yaml" when no --config-dir)
   std::string config_dir;   // --config-dir DIR
-  // --listen HOST:PORT, normalized: ":8080" (llama-swap's "all interfaces") became "0.0.0.0:8080".
-  std::string listen = "127.0.0.1:8080";
-  std::string listen_host = "127.0.0.1";      // `listen` split: host without IPv6 brackets
-  int listen_port = 8080;                     // 0-65535; 0 = any free port
+  // --listen HOST:PORT: ":8080" (llama-swap's "all interfaces") is 0.0.0.0:8080.
+  ListenAddress listen{"127.0.0.1", 8080};
   bool watch_config = false;                  // --watch-config
   bool strict = false;                        // --strict
   std::string log_level;                      // --log-level LEVEL; empty = the config's logLevel
   std::chrono::seconds shutdown_timeout{30};  // --shutdown-timeout SECONDS
   // --upstream-idle-timeout SECONDS: a backend that sends nothing for this long (before its
   // first byte or between two) fails the request. Long: a CPU model may think for many minutes.
-  std::chrono::seconds upstream_idle_timeout{7200};
+  std::chrono::seconds upstream_idle_timeout = kDefaultUpstreamIdleTimeout;
   std::chrono::seconds peer_check_interval{5};  // --peer-check-interval SECONDS
   bool json = false;                            // check --json
   BenchOptions bench;                           // `swapd bench ...`: everything after "bench"
@@ -44,15 +53,5 @@ struct ParsedCommandLine {
 ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args);  // args without argv[0]
 std::string UsageText();
 std::string VersionText();
-
-// A validated listen address. `host` is a host name, an IPv4 address or an IPv6 address (without
-// the brackets of "[::1]:8080"); an empty host (":8080") is mapped to "0.0.0.0". Port 0 asks the
-// system for a free port (integration tests use it).
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-  std::string ToString() const;  // "host:port", "[v6]:port"
-};
-Result<ListenAddress> ParseListenAddress(std::string_view text);
 
 }  // namespace swapd

@@ -4,7 +4,7 @@
 #include "check/check_command.h"
 #include "daemon/app.h"
 #include "daemon/cli.h"
-#include "daemon/config_reloader.h"
+#include "daemon/reload.h"
 #include "scoreboard/bench_command.h"
 
 int main(int argc, char** argv) {

@@ -1,25 +1,21 @@
 // sendLoadingState: a streamed chat request for a model that is not ready gets its answer's head
-// at once (200, text/event-stream), then, while a thread of its own waits for the model
-// (Router::Acquire), chunks in llama-swap's shape, `data: {"choices":[{"delta":
-// {"reasoning_content":"<text>"}}]}`, that tell how the load goes: a "━━━━━" rule, "swapd loading
-// model: <id>", once a second a line with the load's stage, the time so far, the share done and the
-// time left (from the backend's output and the model's usual load time, kept across restarts,
-// when they tell: "tensors: 3.0 s, 42%, about 4.1 s left (usually 7.5 s)"), or, while it waits,
-// why, with llama-swap's "Queue position: #N" when other batches wait before it; then
-// "Done! (12.34s)" and the rule
-// again, after which the backend's own event stream follows in the same response (its status and
-// headers are lost, as in llama-swap). A load that fails ends the stream with an OpenAI-shaped
-// `data: {"error":...}` event. A client that leaves withdraws the request from the queue.
-#include <condition_variable>
+// at once (200, text/event-stream), then, while the stream's producer waits for the model inside
+// the Dispatcher's one path (Router::Acquire), chunks in llama-swap's shape, `data: {"choices":
+// [{"delta":{"reasoning_content":"<text>"}}]}`, that tell how the load goes: a "━━━━━" rule,
+// "swapd loading model: <id>", once a second a line with the load's stage, the time so far, the
+// share done and the time left (from the backend's output and the model's usual load time, kept
+// across restarts, when they tell: "tensors: 3.0 s, 42%, about 4.1 s left (usually 7.5 s)"), or,
+// while it waits, why, with llama-swap's "Queue position: #N" when other batches wait before it;
+// then "Done! (12.34s)" and the rule again, after which the backend's own event stream follows in
+// the same response (its status and headers are lost, as in llama-swap). A load that fails ends
+// the stream with an OpenAI-shaped `data: {"error":...}` event. A client that leaves withdraws
+// the request from the queue.
 #include <cstdio>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "base/json_text.h"
+#include "frontdoor/dispatch_job.h"
 #include "frontdoor/error_response.h"
-#include "frontdoor/front_door.h"
-#include "frontdoor/upstream_proxy.h"
 
 namespace swapd {
 namespace {
@@ -27,7 +23,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kLineEvery = std::chrono::seconds(1);
-constexpr auto kPoll = std::chrono::milliseconds(200);
 constexpr std::string_view kRule = "━━━━━\n";
 
 // One event of the loading text.
@@ -42,52 +37,10 @@ std::string Seconds(double seconds) {
   return text;
 }
 
-// The server's context for the proxy inside the stream: it must not defer (the stream is already
-// being written), and may block.
-class NoDefer final : public RequestContext {
- public:
-  explicit NoDefer(RequestContext& server) : server_(server) {}
-  bool ShouldDefer() const override { return false; }
-  void Defer(DeferredStep) override {}
-  void WillBlock() override { server_.WillBlock(); }
-  bool ClientGone() const override { return server_.ClientGone(); }
-  bool WaitReadable(int fd, std::chrono::milliseconds timeout) override {
-    return server_.WaitReadable(fd, timeout);
-  }
-
- private:
-  RequestContext& server_;
-};
-
-// What the handler, the waiting thread and the stream share.
-struct Loading {
-  // Set before the thread starts, read-only after.
-  std::string model;
-  std::string route;
-  HttpRequest req;  // a copy: the stream outlives the handler
-  std::string target;
-  std::string body;
-  TimeoutsConfig timeouts;  // the model's
-  Clock::time_point arrived;
-
-  std::mutex mu;
-  std::condition_variable done_cv;
-  std::optional<Result<Lease>> lease;         // guarded by mu; set once by the thread
-  std::atomic<bool> gone{false};              // the client left: the wait gives up
-  std::shared_ptr<InflightRequest> inflight;  // set before the thread starts; may be null
-  std::thread waiter;
-
-  // The stream's own (one server thread at a time).
-  enum class Phase { kHead, kWaiting, kRelay } phase = Phase::kHead;
-  Clock::time_point next_line;
-  std::string told;    // the loading text sent so far: the start of the answer's capture
-  HttpResponse inner;  // the backend's answer, relayed
-};
-
-}  // namespace
-
-std::string FrontDoor::LoadingLine(const std::string& model) {
-  const std::vector<ModelSnapshot> models = router_.Snapshot();
+// One line of the loading text about `model` now ("tensors: 3.0 s, 42%, about 4.1 s left
+// (usually 7.5 s)", or why it waits and its queue position), from the Router's view.
+std::string LoadingLine(const Router& router, const std::string& model) {
+  const std::vector<ModelSnapshot> models = router.Snapshot();
   std::string stopping;
   for (const ModelSnapshot& s : models) {
     if (s.id != model && s.backend.state == BackendState::kStopping) {
@@ -101,7 +54,7 @@ std::string FrontDoor::LoadingLine(const std::string& model) {
           stopping.empty() ? "waiting to start" : "waiting for " + stopping + " to stop";
       if (s.queued > 1) line += " (" + std::to_string(s.queued) + " requests queued for it)";
       // llama-swap's words, so that what reads its text finds them.
-      if (const int position = router_.QueuePosition(model); position > 1) {
+      if (const int position = router.QueuePosition(model); position > 1) {
         line += "\nQueue position: #" + std::to_string(position) + " ";
       }
       return line + "\n";
@@ -124,103 +77,96 @@ std::string FrontDoor::LoadingLine(const std::string& model) {
   return "waiting\n";
 }
 
-void FrontDoor::DispatchWithLoadingState(const ModelConfig& model, const HttpRequest& req,
-                                         std::string_view target, std::string_view body,
-                                         HttpResponse& res, bool evict_protected,
-                                         std::shared_ptr<InflightRequest> inflight) {
-  auto state = std::make_shared<Loading>();
-  state->inflight = std::move(inflight);
-  state->model = model.id;
-  state->route = req.path;
-  state->req = req;
-  state->target = std::string(target);
-  state->body = std::string(body);
-  state->timeouts = model.timeouts;
-  state->arrived = Clock::now();
-  const Clock::time_point deadline = state->arrived + settings_.acquire_timeout;
-  state->waiter = std::thread([this, state, deadline, evict_protected] {
-    Result<Lease> lease = router_.Acquire(
-        state->model, deadline,
-        [&state] {
-          return state->gone.load() || (state->inflight && state->inflight->cancelled());
-        },
-        evict_protected);
-    std::lock_guard lock(state->mu);
-    state->lease.emplace(std::move(lease));
-    state->done_cv.notify_all();
-  });
+// The server's context for the dispatch inside the stream: it must not defer (the stream is
+// already being written), and may block.
+class NoDefer final : public RequestContext {
+ public:
+  explicit NoDefer(RequestContext& server) : server_(server) {}
+  bool ShouldDefer() const override { return false; }
+  void Defer(DeferredStep) override {}
+  void WillBlock() override { server_.WillBlock(); }
+  bool ClientGone() const override { return server_.ClientGone(); }
+  bool WaitReadable(int fd, std::chrono::milliseconds timeout) override {
+    return server_.WaitReadable(fd, timeout);
+  }
 
+ private:
+  RequestContext& server_;
+};
+
+// The stream's own state, next to its job. Used by the stream's producer, one call at a time.
+struct LoadingStream {
+  enum class Phase { kHead, kLoad, kRelay } phase = Phase::kHead;
+  HttpResponse inner;  // the backend's answer, relayed
+};
+
+}  // namespace
+
+void Dispatcher::StreamWhileLoading(std::shared_ptr<Job> job, HttpResponse& res) {
+  auto stream = std::make_shared<LoadingStream>();
   res.status = 200;
   res.headers.Set("Cache-Control", "no-cache");
   res.headers.Set("X-Accel-Buffering", "no");
   res.SetStream(
       "text/event-stream",
-      [this, state](BodyWriter& out, RequestContext& ctx) {
+      [this, job, stream](BodyWriter& out, RequestContext& ctx) {
         NoDefer no_defer(ctx);
-        Loading& s = *state;
-        auto tell = [&s, &out](const std::string& text) {
-          s.told += text;
+        const std::string& model = job->to.model->id;
+        auto tell = [&job, &out](const std::string& text) {
+          job->told += text;
           return out.Write(text);
         };
-        switch (s.phase) {
-          case Loading::Phase::kHead:
-            s.phase = Loading::Phase::kWaiting;
-            s.next_line = Clock::now() + kLineEvery;
-            return tell(Chunk(kRule) + Chunk("swapd loading model: " + s.model + "\n") +
-                        Chunk(LoadingLine(s.model)));
-          case Loading::Phase::kWaiting:
+        switch (stream->phase) {
+          case LoadingStream::Phase::kHead:
+            stream->phase = LoadingStream::Phase::kLoad;
+            return tell(Chunk(kRule) + Chunk("swapd loading model: " + model + "\n") +
+                        Chunk(LoadingLine(router_, model)));
+          case LoadingStream::Phase::kLoad:
             break;
-          case Loading::Phase::kRelay:
-            return s.inner.stream->next(out, no_defer);
+          case LoadingStream::Phase::kRelay:
+            return stream->inner.stream->next(out, no_defer);
         }
-        std::optional<Result<Lease>> lease;
-        {
-          std::unique_lock lock(s.mu);
-          s.done_cv.wait_for(lock, kPoll, [&s] { return s.lease.has_value(); });
-          if (s.lease) lease.emplace(std::move(*s.lease));
-        }
-        if (!lease) {
-          if (Clock::now() < s.next_line) return true;
-          s.next_line += kLineEvery;
-          return tell(Chunk(LoadingLine(s.model)));
-        }
-        const double took = std::chrono::duration<double>(Clock::now() - s.arrived).count();
-        if (!lease->ok()) {
-          const Status why =
-              s.inflight && s.inflight->cancelled()
-                  ? Status::Error(ErrorCode::kUnavailable, s.inflight->CancelledMessage())
-                  : lease->status();
+        // The wait, on this thread: a line of the loading text every second meanwhile.
+        Clock::time_point next_line = Clock::now() + kLineEvery;
+        bool write_failed = false;
+        const Waiting waiting = [&] {
+          ctx.WillBlock();
+          if (Clock::now() >= next_line) {
+            next_line += kLineEvery;
+            write_failed = write_failed || !tell(Chunk(LoadingLine(router_, model)));
+          }
+          job->client_gone = write_failed || ctx.ClientGone();
+          return job->client_gone || (job->inflight && job->inflight->cancelled());
+        };
+        job->admitted = [&] {
+          char done[48];
+          std::snprintf(done, sizeof done, "Done! (%.2fs)\n",
+                        std::chrono::duration<double>(Clock::now() - job->arrived).count());
+          return tell(Chunk("\n") + Chunk(done) + Chunk(kRule) + Chunk(" \n"));
+        };
+        const Status refused = Run(*job, stream->inner, no_defer, waiting);
+        job->admitted = nullptr;
+        if (!refused.ok()) {
           HttpResponse error;
-          SetErrorResponse(error, why);
-          Refused(s.model, s.route, s.req, error, why.message(), s.arrived);
-          out.Write(Chunk("\n") + "data: " + ErrorJson(why) + "\n\n");
+          Refuse(*job, refused, error);
+          out.Write(Chunk("\n") + "data: " + error.body + "\n\n");
           out.End();
           return true;
         }
-        char done[48];
-        std::snprintf(done, sizeof done, "Done! (%.2fs)\n", took);
-        if (!tell(Chunk("\n") + Chunk(done) + Chunk(kRule) + Chunk(" \n"))) return false;
-        ProxyRequest request = ProxyRequestOf(s.req, s.target, s.body, s.route, s.inflight);
-        request.capture_prefix = s.told;
-        proxy_->Forward(LocalUpstream(s.timeouts, std::move(*lease).value()), request, s.inner,
-                        no_defer,
-                        /*may_retry=*/false);
-        if (s.inner.stream) {
-          s.phase = Loading::Phase::kRelay;
+        if (stream->inner.stream) {
+          stream->phase = LoadingStream::Phase::kRelay;
           return true;
         }
         // A whole answer: an error (already JSON) or a backend that did not stream.
-        const bool error = s.inner.status >= 400;
-        out.Write(error ? "data: " + s.inner.body + "\n\n" : s.inner.body);
+        const bool failed = stream->inner.status >= 400;
+        out.Write(failed ? "data: " + stream->inner.body + "\n\n" : stream->inner.body);
         out.End();
         return true;
       },
-      [state](bool whole) {
-        state->gone = true;
-        if (state->waiter.joinable()) state->waiter.join();
-        if (state->inner.stream) {
-          state->inner.stream->whole = whole;
-          state->inner.stream.reset();  // its own end: the lease goes, the exchange is recorded
+      [stream](bool whole) {
+        if (stream->inner.stream) {
+          stream->inner.stream->whole = whole;
+          stream->inner.stream.reset();  // its own end: the lease goes, the exchange is recorded
         }
       });
 }

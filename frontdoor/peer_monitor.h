@@ -33,6 +33,12 @@ struct PeerHealth {
 };
 const char* ToString(PeerHealth::State state);
 
+// Seconds until `health`'s next check, rounded up; 0 when it is due.
+inline int64_t SecondsToNextCheck(const PeerHealth& health) {
+  const auto left = health.next_check - std::chrono::steady_clock::now();
+  return left <= left.zero() ? 0 : std::chrono::ceil<std::chrono::seconds>(left).count();
+}
+
 class PeerMonitor {
  public:
   struct Settings {

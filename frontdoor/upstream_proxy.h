@@ -32,8 +32,8 @@ struct UpstreamTarget {
   std::string id;  // the model's id, or the peer's model as "<peer>/<model>"
   ProxyUrl url;
   UpstreamConnection::Timeouts timeouts;
-  std::chrono::seconds idle_conn{3};  // how long its idle keep-alive connections are kept
-  std::string peer;                   // the peer's id; empty for a local model
+  std::chrono::seconds idle_conn = kModelIdleConn;  // how long idle connections are kept
+  std::string peer;                                 // the peer's id; empty for a local model
 };
 
 // A model's or peer's `timeouts` as the connection's; `read`: the longest silence

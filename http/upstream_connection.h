@@ -40,12 +40,17 @@ struct UpstreamFailure {
   bool ok() const { return kind == Kind::kNone; }
 };
 
+// How long a backend may send nothing, before its first byte or between two, unless the daemon
+// is told otherwise (--upstream-idle-timeout). Long: a CPU model may process a long prompt for many
+// minutes before its first byte.
+inline constexpr std::chrono::seconds kDefaultUpstreamIdleTimeout{7200};
+
 class UpstreamConnection {
  public:
   // 0 disables a limit (connect then waits as long as the kernel does).
   struct Timeouts {
     std::chrono::seconds connect{10};
-    std::chrono::seconds read{7200};  // the longest silence of the backend
+    std::chrono::seconds read = kDefaultUpstreamIdleTimeout;  // the longest silence of the backend
     std::chrono::seconds write{300};
     // The longest wait for the answer's head, when shorter than `read` (0: `read`).
     std::chrono::seconds response_header{0};

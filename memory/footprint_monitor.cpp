@@ -69,10 +69,10 @@ Footprint FootprintFrom(const ModelMemory& m, bool keep_page_cache) {
 
 }  // namespace
 
-FootprintMonitor::FootprintMonitor(Router& router, std::shared_ptr<const Config> config,
+FootprintMonitor::FootprintMonitor(Router& router, const LiveConfig& live,
                                    std::unique_ptr<HistoryStore> store)
-    : router_(router), config_(std::move(config)), store_(std::move(store)) {
-  view_.interval = config_->memory.sample_interval;
+    : router_(router), live_(live), store_(std::move(store)) {
+  view_.interval = live_.Current()->memory.sample_interval;
   if (store_) view_.store_path = store_->path();
   thread_ = std::thread([this] { Loop(); });
 }
@@ -86,11 +86,10 @@ FootprintMonitor::~FootprintMonitor() {
   thread_.join();
 }
 
-void FootprintMonitor::SetConfig(std::shared_ptr<const Config> config) {
+void FootprintMonitor::ConfigChanged(const Config& next) {
   {
     std::lock_guard lock(mu_);
-    config_ = std::move(config);
-    view_.interval = config_->memory.sample_interval;
+    view_.interval = next.memory.sample_interval;
   }
   wake_.notify_all();
 }
@@ -138,11 +137,10 @@ void FootprintMonitor::Loop() {
 }
 
 void FootprintMonitor::Sample() {
-  std::shared_ptr<const Config> config;
+  const std::shared_ptr<const Config> config = live_.Current();
   std::map<std::string, ModelMemory> previous;
   {
     std::lock_guard lock(mu_);
-    config = config_;
     previous = view_.models;
   }
   if (store_ && !history_read_) {

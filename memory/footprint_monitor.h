@@ -21,6 +21,7 @@
 
 #include "backends/router.h"
 #include "config/config.h"
+#include "config/live_config.h"
 #include "memory/history_store.h"
 #include "memory/memory_meter.h"
 
@@ -61,14 +62,17 @@ class FootprintMonitor {
   // footprints of each model definition are recorded there (when they change, at least once a
   // minute while it runs) and read back on start, so that the budget knows them before the
   // models run again.
-  FootprintMonitor(Router& router, std::shared_ptr<const Config> config,
+  // Reads the configuration from `live` at every sample. `router` and `live` are not owned and
+  // must outlive the monitor.
+  FootprintMonitor(Router& router, const LiveConfig& live,
                    std::unique_ptr<HistoryStore> store = nullptr);
   ~FootprintMonitor();  // stops and joins the sampling thread
   FootprintMonitor(const FootprintMonitor&) = delete;
   FootprintMonitor& operator=(const FootprintMonitor&) = delete;
 
-  // A reload: new model files, keep flags and interval apply from the next sample.
-  void SetConfig(std::shared_ptr<const Config> config);
+  // A reload took `next` into service (a LiveConfig subscriber): its sampleInterval applies at
+  // once, its model files and keep flags from the next sample.
+  void ConfigChanged(const Config& next);
   // Samples soon (a model became ready, or finished a request): at most once a second.
   void SampleSoon();
   MemoryView View() const;
@@ -87,8 +91,8 @@ class FootprintMonitor {
   Router& router_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
+  const LiveConfig& live_;
   // Guarded by mu_:
-  std::shared_ptr<const Config> config_;
   MemoryView view_;
   // Written under mu_; SampleSoon reads it without: every proxied request asks for a sample, and
   // a wake of this thread for each (a lock and a futex call on the request's thread, a switch on

@@ -79,7 +79,7 @@ nlohmann::json ModelStatusJson(const Config& config, const std::vector<ModelSnap
   }
   for (const auto& [peer_id, peer] : config.peers) {
     for (const std::string& model : peer.models) {
-      models.push_back({{"id", peer_id + "/" + model},
+      models.push_back({{"id", PeerModelId(peer_id, model)},
                         {"name", ""},
                         {"description", ""},
                         {"state", ""},
@@ -94,9 +94,9 @@ nlohmann::json UiConfigJson(const Config& config) {
   return {{"activity", {{"session_id", config.ui.session_id_headers}}}};
 }
 
-EventFeed::EventFeed(Router& router, const FrontDoor& door, EventHub& hub,
+EventFeed::EventFeed(Router& router, const Routing& routing, EventHub& hub,
                      LoadTimeStore* load_times)
-    : router_(router), door_(door), hub_(hub), load_times_(load_times) {
+    : router_(router), routing_(routing), hub_(hub), load_times_(load_times) {
   // Kept before the server takes its first reader, who gets them on connect (from the thread, a
   // reader quicker than its first look got them after its inflight snapshot).
   PublishStates();
@@ -190,7 +190,7 @@ void EventFeed::Loop() {
 
 void EventFeed::KeepLoadTimes(const std::vector<Took>& loads) {
   if (load_times_ == nullptr) return;
-  auto [config, profile] = door_.routing();
+  auto [config, profile] = routing_.Current();
   (void)profile;
   auto definition = [&config = *config](const std::string& model) -> const std::string* {
     auto it = config.models.find(model);
@@ -221,7 +221,7 @@ void EventFeed::KeepLoadTimes(const std::vector<Took>& loads) {
 }
 
 std::vector<ModelSnapshot> EventFeed::PublishStates() {
-  auto [config, profile] = door_.routing();
+  auto [config, profile] = routing_.Current();
   std::vector<ModelSnapshot> snapshot = router_.Snapshot();
   nlohmann::json status = ModelStatusJson(*config, snapshot);
   std::string text = JsonText(status);

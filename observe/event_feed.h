@@ -1,5 +1,5 @@
 // EventFeed: what GET /api/events tells about models and profiles. A thread of its own turns the
-// Router's snapshot, the configuration's ui settings and the front door's active profile into the
+// Router's snapshot, the configuration's ui settings and the active profile (Routing) into the
 // modelStatus, uiConfig and profileChanged states (published only when they change), and the loads
 // the Router reports into `loading` events: {model, stage, progress 0..1, eta_seconds}. `stage` is
 // "starting" when a start begins, then, while it goes on, what the backend's output says
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "backends/router.h"
-#include "frontdoor/front_door.h"
+#include "frontdoor/routing.h"
 #include "observe/event_hub.h"
 #include "store/load_time_store.h"
 
@@ -43,7 +43,7 @@ class EventFeed {
   using Clock = std::chrono::steady_clock;
 
   // `load_times` may be null (no history: the expected time is the last load in this run).
-  EventFeed(Router& router, const FrontDoor& door, EventHub& hub,
+  EventFeed(Router& router, const Routing& routing, EventHub& hub,
             LoadTimeStore* load_times = nullptr);
   ~EventFeed();  // stops the thread
   EventFeed(const EventFeed&) = delete;
@@ -78,7 +78,7 @@ class EventFeed {
   void KeepLoadTimes(const std::vector<Took>& loads);
 
   Router& router_;
-  const FrontDoor& door_;
+  const Routing& routing_;
   EventHub& hub_;
   LoadTimeStore* const load_times_;  // may be null
   std::mutex mu_;

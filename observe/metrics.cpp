@@ -112,10 +112,6 @@ void Metrics::CountRequest(const std::string& model_id, const std::string& route
   ++models_[model_id].requests[route][StatusClass(status)];
 }
 
-void Metrics::RecordRejected(const std::string& model_id, int status) {
-  CountRequest(model_id, "unknown", status);
-}
-
 RouterEvents Metrics::RouterHooks() {
   RouterEvents events;
   events.on_start = [this](const std::string& model) {

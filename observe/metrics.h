@@ -39,8 +39,6 @@ class Metrics {
   // One request answered for `model_id` on `route` (e.g. "/v1/chat/completions") that did not
   // reach the backend (queue timeout, start failure, 429).
   void CountRequest(const std::string& model_id, const std::string& route, int status);
-  // Kept for callers that do not know the route: counts under route "unknown".
-  void RecordRejected(const std::string& model_id, int status);
 
   // Feeds the model-life counters; give the result to Router::SetEvents. `this` must outlive the
   // Router's use of it.

@@ -28,9 +28,9 @@ TEST_CASE("no arguments: serve config.yaml on 127.0.0.1:8080", "[unit][cli]") {
   CHECK(o.command == Command::kServe);
   CHECK(o.config_path == "config.yaml");
   CHECK(o.config_dir.empty());
-  CHECK(o.listen == "127.0.0.1:8080");
-  CHECK(o.listen_host == "127.0.0.1");
-  CHECK(o.listen_port == 8080);
+  CHECK(o.listen.ToString() == "127.0.0.1:8080");
+  CHECK(o.listen.host == "127.0.0.1");
+  CHECK(o.listen.port == 8080);
   CHECK_FALSE(o.watch_config);
   CHECK_FALSE(o.strict);
   CHECK(o.log_level.empty());
@@ -57,9 +57,9 @@ TEST_CASE("every flag in every spelling", "[unit][cli]") {
       CHECK(o.config_dir == "conf.d");
 
       o = ParseOk({f("listen"), "0.0.0.0:9000"});
-      CHECK(o.listen == "0.0.0.0:9000");
-      CHECK(o.listen_port == 9000);
-      CHECK(ParseOk({f("listen=localhost:81")}).listen == "localhost:81");
+      CHECK(o.listen.ToString() == "0.0.0.0:9000");
+      CHECK(o.listen.port == 9000);
+      CHECK(ParseOk({f("listen=localhost:81")}).listen.ToString() == "localhost:81");
 
       CHECK(ParseOk({f("watch-config")}).watch_config);
       CHECK(ParseOk({f("watch-config=true")}).watch_config);
@@ -91,8 +91,8 @@ TEST_CASE("a llama-swap systemd ExecStart line parses unchanged", "[unit][cli]")
       ParseOk({"-config", "/etc/llama-swap/config.yaml", "-listen", ":8080", "-watch-config"});
   CHECK(o.command == Command::kServe);
   CHECK(o.config_path == "/etc/llama-swap/config.yaml");
-  CHECK(o.listen == "0.0.0.0:8080");  // ":8080" is every interface, as in llama-swap
-  CHECK(o.listen_host == "0.0.0.0");
+  CHECK(o.listen.ToString() == "0.0.0.0:8080");  // ":8080" is every interface, as in llama-swap
+  CHECK(o.listen.host == "0.0.0.0");
   CHECK(o.watch_config);
 }
 

@@ -8,7 +8,7 @@
 
 #include "check/check_command.h"
 #include "config/loader.h"
-#include "daemon/config_reloader.h"
+#include "daemon/reload.h"
 
 namespace swapd {
 namespace {

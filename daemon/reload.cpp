@@ -1,9 +1,10 @@
-#include "daemon/config_reloader.h"
+#include "daemon/reload.h"
 
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
+#include "daemon/service_notify.h"
 #include "memory/footprint_monitor.h"
 
 namespace swapd {
@@ -47,11 +48,12 @@ LoadOptions LoadOptionsFor(const Options& options) {
   return lo;
 }
 
-ConfigReloader::ConfigReloader(LoadOptions options, Apply apply)
-    : options_(std::move(options)), apply_(std::move(apply)) {}
+Reloader::Reloader(LoadOptions options, LiveConfig& live)
+    : options_(std::move(options)), live_(live) {}
 
-ReloadOutcome ConfigReloader::Reload(const std::string& trigger) {
+ReloadOutcome Reloader::Reload(const std::string& trigger) {
   std::lock_guard lock(mu_);
+  NotifyReloading();
   spdlog::info("{}: reloading the configuration", trigger);
   LoadResult loaded = LoadConfig(options_);
   LogDiagnostics(loaded.diagnostics);
@@ -59,10 +61,13 @@ ReloadOutcome ConfigReloader::Reload(const std::string& trigger) {
   outcome.diagnostics = std::move(loaded.diagnostics);
   if (!loaded.ok()) {
     spdlog::error("{}: the new configuration has errors; still serving the previous one", trigger);
+    NotifyReloaded();
     return outcome;
   }
+  auto next = std::make_shared<const Config>(std::move(*loaded.config));
   outcome.ok = true;
-  outcome.diff = apply_(std::make_shared<const Config>(std::move(*loaded.config)));
+  outcome.diff = DiffConfigs(*live_.Current(), *next);
+  live_.Replace(std::move(next));
   const ConfigDiff& d = outcome.diff;
   if (d.empty()) {
     spdlog::info("{}: no model changed; {} keep running as they are", trigger, d.unchanged.size());
@@ -70,6 +75,7 @@ ReloadOutcome ConfigReloader::Reload(const std::string& trigger) {
     spdlog::info("{}: added: {}; removed: {}; restarted when idle: {}; unchanged: {}", trigger,
                  Join(d.added), Join(d.removed), Join(d.changed), d.unchanged.size());
   }
+  NotifyReloaded();
   return outcome;
 }
 

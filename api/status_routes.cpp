@@ -1,4 +1,4 @@
-#include "api/service_routes.h"
+#include "api/status_routes.h"
 
 #include <unistd.h>
 
@@ -8,9 +8,6 @@
 
 #include "api/memory_json.h"
 #include "base/json_text.h"
-#include "frontdoor/error_response.h"
-#include "memory/footprint_monitor.h"
-#include "observe/metrics.h"
 
 namespace swapd {
 namespace {
@@ -30,11 +27,11 @@ nlohmann::json Lines(const std::string& text) {
   return lines;
 }
 
-nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const FrontDoor& door,
+nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Config& config_now,
                          const FootprintMonitor& memory) {
   nlohmann::json models = nlohmann::json::array();
   const MemoryView view = memory.View();
-  const std::shared_ptr<const Config> config = door.config();
+  const Config* config = &config_now;
   const auto now = std::chrono::steady_clock::now();
   std::vector<ModelSnapshot> snapshot = router.Snapshot();
   std::sort(snapshot.begin(), snapshot.end(),
@@ -71,45 +68,15 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Fro
   return {{"models", models}, {"memory", MemorySummaryJson(router.Budget(), snapshot, view)}};
 }
 
-// The body of POST /api/config/reload: {"status": "ok", "added": [...], "removed": [...],
-// "changed": [...], "unchanged": [...], "diagnostics": [...]}, or when the configuration has
-// errors an OpenAI-shaped error whose "error" object also carries "diagnostics".
-nlohmann::json ReloadOutcomeJson(const ReloadOutcome& outcome) {
-  nlohmann::json diagnostics = nlohmann::json::array();
-  for (const auto& d : outcome.diagnostics) diagnostics.push_back(ToJson(d));
-  if (!outcome.ok) {
-    nlohmann::json body = nlohmann::json::parse(ErrorJson(
-        Status::Error(ErrorCode::kInvalidArgument,
-                      "the new configuration has errors; the running configuration is unchanged")));
-    body["error"]["diagnostics"] = std::move(diagnostics);
-    return body;
-  }
-  return {{"status", "ok"},
-          {"added", outcome.diff.added},
-          {"removed", outcome.diff.removed},
-          {"changed", outcome.diff.changed},
-          {"unchanged", outcome.diff.unchanged},
-          {"diagnostics", std::move(diagnostics)}};
-}
-
 }  // namespace
 
-void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
-                      const FootprintMonitor& memory, std::function<std::string()> more_metrics,
-                      std::function<ReloadOutcome()> reload) {
-  door.AddRoute("GET", "/metrics",
-                [&router, &metrics, &memory, more_metrics = std::move(more_metrics)](
-                    const HttpRequest&, HttpResponse& res, RequestContext&) {
-                  const std::vector<ModelSnapshot> snapshot = router.Snapshot();
-                  res.SetBody(metrics.RenderPrometheus(snapshot) +
-                                  memory.RenderPrometheus(snapshot) +
-                                  (more_metrics ? more_metrics() : ""),
-                              "text/plain; version=0.0.4");
-                });
+void AddStatusRoutes(FrontDoor& door, const Router& router, const Metrics& metrics,
+                     const FootprintMonitor& memory) {
   door.AddRoute(
       "GET", "/api/models",
       [&router, &metrics, &door, &memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
-        res.SetBody(JsonText(ApiModels(router, metrics, door, memory)), "application/json");
+        res.SetBody(JsonText(ApiModels(router, metrics, *door.routing().config(), memory)),
+                    "application/json");
       });
   door.AddRoute("GET", "/api/version", [](const HttpRequest&, HttpResponse& res, RequestContext&) {
     res.SetBody(nlohmann::json{{"version", SWAPD_VERSION},
@@ -121,18 +88,6 @@ void AddServiceRoutes(FrontDoor& door, Router& router, Metrics& metrics,
                     .dump(),
                 "application/json");
   });
-  door.AddRoute(
-      "POST", "/api/config/reload",
-      [reload = std::move(reload)](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {
-        if (!reload) {
-          return SetErrorResponse(res, Status::Error(ErrorCode::kUnavailable,
-                                                     "reloading is not available in this server"));
-        }
-        ctx.WillBlock();  // a reload may stop models
-        ReloadOutcome outcome = reload();
-        res.status = outcome.ok ? 200 : 400;
-        res.SetBody(JsonText(ReloadOutcomeJson(outcome)), "application/json");
-      });
 }
 
 }  // namespace swapd

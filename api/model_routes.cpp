@@ -1,84 +1,35 @@
-// llama-swap's listing and unload routes of the FrontDoor: GET /v1/models and /models,
-// GET /running, GET /unload, POST /api/models/unload[/{model}]. Same threading rules as
-// front_door.cpp.
-#include <algorithm>
+#include "api/model_routes.h"
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
 #include "base/unix_time.h"
-#include "frontdoor/error_response.h"
-#include "frontdoor/front_door.h"
-#include "frontdoor/model_id.h"
 #include "frontdoor/model_list.h"
 
 namespace swapd {
 namespace {
 
-bool Has(const std::vector<std::string>& list, const char* value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-std::string Joined(const std::vector<std::string>& list) {
-  std::string out;
-  for (const std::string& s : list) out += (out.empty() ? "" : "+") + s;
-  return out;
-}
-
-}  // namespace
-
-void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
-  if (!caps.in.empty() || !caps.out.empty()) {
-    item["architecture"] = {{"input_modalities", caps.in},
-                            {"output_modalities", caps.out},
-                            {"modality", Joined(caps.in) + "->" + Joined(caps.out)}};
-  }
-  item["capabilities"] = {
-      {"vision", Has(caps.in, "image")},
-      {"audio_transcriptions", Has(caps.in, "audio")},
-      {"audio_speech", Has(caps.out, "audio")},
-      {"image_generation", Has(caps.out, "image")},
-      {"image_to_image", Has(caps.in, "image") && Has(caps.out, "image")},
-      {"function_calling", caps.tools},
-      {"reranker", caps.reranker},
-  };
-  if (caps.tools) item["supported_parameters"] = {"tools", "tool_choice"};
-  if (caps.context > 0) {
-    item["context_length"] = caps.context;
-    item["meta"]["n_ctx"] = caps.context;
-  }
-}
-
-nlohmann::json ModelListEntry(const Config& config, const std::string& id, int64_t created,
-                              bool loaded) {
-  return {{"id", id},
-          {"object", "model"},
-          {"created", created},
-          {"owned_by", config.owned_by},
-          {"status", {{"value", loaded ? "loaded" : "unloaded"}}}};
-}
-
-nlohmann::json LocalModelStatus(const BackendInfo& backend) {
-  switch (backend.state) {
-    case BackendState::kReady:
-    case BackendState::kStopping:  // its process is still there
-      return {{"value", "loaded"}};
-    case BackendState::kStarting:
-      return {{"value", "loading"}};
-    case BackendState::kStopped:
-      break;
-    case BackendState::kFailed: {
-      nlohmann::json status = {{"value", "unloaded"}, {"failed", true}};
-      if (backend.exit_code) status["exit_code"] = *backend.exit_code;
-      return status;
+// The entries of the peers' models.
+void AddPeerModels(const Config& config, int64_t created,
+                   std::map<std::string, nlohmann::json>& sorted) {
+  // As llama-swap: "<peer>/<model>", named "<peer>: <model>", never loaded.
+  for (const auto& [id, peer] : config.peers) {
+    for (const std::string& model : peer.models) {
+      const std::string fqn = PeerModelId(id, model);
+      nlohmann::json item = ModelListEntry(config, fqn, created, false);
+      item["name"] = id + ": " + model;
+      item["meta"]["llamaswap"] = {{"type", "peer"}, {"peerID", id}};
+      sorted[fqn] = std::move(item);
     }
   }
-  return {{"value", "unloaded"}};
 }
 
-void FrontDoor::HandleListModels(HttpResponse& res) {
-  auto [cfg, profile] = routing();
+nlohmann::json ListModels(const Routing::Now& now, const Router& router) {
+  const Config* cfg = now.config.get();
+  const std::string& profile = now.profile;
   std::map<std::string, BackendInfo> backends;
-  for (const auto& m : router_.Snapshot()) backends[m.id] = m.backend;
+  for (const auto& m : router.Snapshot()) backends[m.id] = m.backend;
   nlohmann::json data = nlohmann::json::array();
   const int64_t created = UnixNow();
   auto entry = [&](const std::string& id, const ModelConfig& model) {
@@ -139,13 +90,13 @@ void FrontDoor::HandleListModels(HttpResponse& res) {
     }
   }
   for (auto& [id, item] : sorted) data.push_back(std::move(item));
-  res.SetBody(JsonText(nlohmann::json{{"object", "list"}, {"data", data}}), "application/json");
+  return {{"object", "list"}, {"data", std::move(data)}};
 }
 
-void FrontDoor::HandleRunning(HttpResponse& res) {
-  auto cfg = config();
+nlohmann::json Running(const Config& config, const Router& router) {
+  const Config* cfg = &config;
   nlohmann::json running = nlohmann::json::array();
-  for (const auto& m : router_.Snapshot()) {
+  for (const auto& m : router.Snapshot()) {
     if (m.backend.state == BackendState::kStopped || m.backend.state == BackendState::kFailed) {
       continue;
     }
@@ -163,19 +114,21 @@ void FrontDoor::HandleRunning(HttpResponse& res) {
     }
     running.push_back(std::move(item));
   }
-  res.SetBody(JsonText(nlohmann::json{{"running", running}}), "application/json");
+  return {{"running", std::move(running)}};
 }
 
-void FrontDoor::HandleUnload(HttpResponse& res, const std::string& model_name) {
-  std::string model_id;  // "": all models
-  if (!model_name.empty()) {
-    auto cfg = config();
-    const ModelConfig* model = cfg->FindModel(model_name);
-    if (!model) return SetErrorResponse(res, UnknownModelError(model_name));
-    model_id = model->id;
-  }
-  router_.Unload(model_id);
-  res.SetBody("OK", "text/plain");
+}  // namespace
+
+void AddModelRoutes(FrontDoor& door, const Router& router) {
+  auto list = [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext&) {
+    res.SetBody(JsonText(ListModels(door.routing().Current(), router)), "application/json");
+  };
+  door.AddRoute("GET", "/v1/models", list);
+  door.AddRoute("GET", "/models", list);
+  door.AddRoute(
+      "GET", "/running", [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext&) {
+        res.SetBody(JsonText(Running(*door.routing().config(), router)), "application/json");
+      });
 }
 
 }  // namespace swapd
