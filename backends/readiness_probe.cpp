@@ -1,52 +1,46 @@
 #include "backends/readiness_probe.h"
 
-#include <httplib.h>
-
 #include <algorithm>
-#include <exception>
 
 #include "base/proxy_url.h"
+#include "http/http_client.h"
 
 namespace swapd {
 namespace {
 
+// A check gives up after a second of connecting or of silence: a backend that slow to answer
+// /health is not ready, and the next check comes soon.
+UpstreamConnection::Timeouts CheckTimeouts() {
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.connect = std::chrono::seconds(1);
+  timeouts.tls_handshake = std::chrono::seconds(1);
+  timeouts.read = std::chrono::seconds(1);
+  timeouts.write = std::chrono::seconds(1);
+  return timeouts;
+}
+
 class HttpReadinessProbe : public ReadinessProbe {
  public:
-  HttpReadinessProbe(const std::string& proxy_url, const std::string& check_endpoint) {
-    const ProxyUrl url = ParseProxyUrl(proxy_url);
-    base_ = url.origin;
-    path_ = url.path_prefix + (check_endpoint.empty() || check_endpoint[0] != '/' ? "/" : "") +
-            check_endpoint;
-    try {
-      client_ = std::make_unique<httplib::Client>(base_);
-      client_->set_connection_timeout(std::chrono::seconds(1));
-      client_->set_read_timeout(std::chrono::seconds(1));
-      client_->set_write_timeout(std::chrono::seconds(1));
-    } catch (const std::exception& e) {
-      error_ = std::string("bad proxy URL: ") + e.what();
-    }
+  HttpReadinessProbe(const std::string& proxy_url, const std::string& check_endpoint)
+      : client_(ParseProxyUrl(proxy_url), CheckTimeouts()) {
+    request_.target =
+        (check_endpoint.empty() || check_endpoint[0] != '/' ? "/" : "") + check_endpoint;
   }
 
   ProbeResult Check() override {
-    if (!client_ || !client_->is_valid()) {
-      return {false, error_.empty() ? "bad proxy URL \"" + base_ + "\"" : error_};
-    }
-    try {
-      httplib::Result res = client_->Get(path_.c_str());
-      if (!res) return {false, httplib::to_string(res.error())};
-      return {res->status == 200, "HTTP " + std::to_string(res->status)};
-    } catch (const std::exception& e) {
-      return {false, e.what()};
-    }
+    ClientResponse response;
+    UpstreamFailure failure;
+    if (!client_.Fetch(request_, response, failure)) return {false, failure.text};
+    return {response.status == 200, "HTTP " + std::to_string(response.status)};
   }
 
-  std::string Target() const override { return base_ + path_; }
+  std::string Target() const override {
+    return client_.url().origin + client_.url().path_prefix + request_.target;
+  }
 
  private:
-  std::string base_;
-  std::string path_;
-  std::string error_;
-  std::unique_ptr<httplib::Client> client_;
+  HttpClient client_;
+  ClientRequest request_;  // GET <checkEndpoint>
 };
 
 }  // namespace

@@ -1,9 +1,8 @@
 // ReadinessProbe: asks a starting backend whether it is ready. The real probe sends
-// GET <proxy><checkEndpoint> with cpp-httplib; only HTTP 200 is ready (llama-server answers 503
-// while it loads). PollBackoff is the schedule between checks: fast first, backing off gently, so
-// that a swap costs the backend's load time and not the poll interval.
-// A ReadinessProbe is used by one thread at a time (the thread driving a start). PollBackoff is a
-// plain value.
+// GET <proxy><checkEndpoint> with http/'s HttpClient; only HTTP 200 is ready (llama-server answers
+// 503 while it loads). PollBackoff is the schedule between checks: fast first, backing off gently,
+// so that a swap costs the backend's load time and not the poll interval. A ReadinessProbe is used
+// by one thread at a time (the thread driving a start). PollBackoff is a plain value.
 #pragma once
 
 #include <chrono>
@@ -17,7 +16,8 @@ namespace swapd {
 
 struct ProbeResult {
   bool ready = false;
-  std::string detail;  // what was seen, for messages: "HTTP 503", "Connection"
+  // What was seen, for messages: "HTTP 503", "Connection refused (127.0.0.1:5800)".
+  std::string detail;
 };
 
 class ReadinessProbe {

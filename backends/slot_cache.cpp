@@ -1,13 +1,12 @@
 #include "backends/slot_cache.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
-#include "base/proxy_url.h"
 #include "config/slot_cache_settings.h"
+#include "http/http_client.h"
 
 namespace swapd {
 namespace {
@@ -40,7 +39,7 @@ struct Exchange {
   std::string error;
 };
 
-Exchange Call(const std::string& base_url, const std::string& method, const std::string& path,
+Exchange Call(const ProxyUrl& url, const std::string& method, const std::string& target,
               const json* body, Clock::time_point deadline) {
   Exchange out;
   const auto left = deadline - Clock::now();
@@ -48,30 +47,32 @@ Exchange Call(const std::string& base_url, const std::string& method, const std:
     out.error = "slotCacheTimeout reached";
     return out;
   }
-  try {
-    httplib::Client client(base_url);
-    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(left).count();
-    client.set_connection_timeout(micros / 1000000, micros % 1000000);
-    client.set_read_timeout(micros / 1000000, micros % 1000000);
-    client.set_write_timeout(micros / 1000000, micros % 1000000);
-    httplib::Result res = method == "GET"
-                              ? client.Get(path.c_str())
-                              : client.Post(path.c_str(), body->dump(), "application/json");
-    if (!res) {
-      out.error = httplib::to_string(res.error());
-      return out;
+  // The time left bounds the connect, the sending and each silence; in whole seconds (the
+  // timeouts' unit), rounded up.
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(left);
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.connect = timeouts.tls_handshake = timeouts.read = timeouts.write = seconds;
+  ClientRequest request;
+  request.method = method;
+  request.target = target;
+  if (body != nullptr) {
+    request.headers.Add("Content-Type", "application/json");
+    request.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  ClientResponse response;
+  UpstreamFailure failure;
+  if (!HttpClient(url, timeouts).Fetch(request, response, failure)) {
+    out.error = failure.text;
+    return out;
+  }
+  out.status = response.status;
+  out.body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (response.status != 200) {
+    out.error = "HTTP " + std::to_string(response.status);
+    if (out.body.is_object() && out.body.contains("error") && out.body["error"].is_object() &&
+        out.body["error"].value("message", json()).is_string()) {
+      out.error += ": " + out.body["error"]["message"].get<std::string>();
     }
-    out.status = res->status;
-    out.body = json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-    if (res->status != 200) {
-      out.error = "HTTP " + std::to_string(res->status);
-      if (out.body.is_object() && out.body.contains("error") && out.body["error"].is_object() &&
-          out.body["error"].value("message", json()).is_string()) {
-        out.error += ": " + out.body["error"]["message"].get<std::string>();
-      }
-    }
-  } catch (const std::exception& e) {
-    out.error = e.what();
   }
   return out;
 }
@@ -101,12 +102,9 @@ SlotCache::SlotCache(const ModelConfig& model, std::shared_ptr<SlotStore> store)
     : model_id_(model.id),
       dir_(model.slot_dir),
       definition_key_(model.slot_key),
+      url_(ParseProxyUrl(model.proxy)),
       argv_(model.argv),
-      store_(std::move(store)) {
-  const ProxyUrl url = ParseProxyUrl(model.proxy);
-  base_url_ = url.origin;
-  path_prefix_ = url.path_prefix;
-}
+      store_(std::move(store)) {}
 
 void SlotCache::Prepare() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -130,8 +128,7 @@ void SlotCache::Restore() {
   for (const SlotFile& file : restorable_) {
     const auto started = Clock::now();
     const json body = {{"filename", file.name}};
-    Exchange ex = Call(base_url_, "POST",
-                       path_prefix_ + "/slots/" + std::to_string(file.slot) + "?action=restore",
+    Exchange ex = Call(url_, "POST", "/slots/" + std::to_string(file.slot) + "?action=restore",
                        &body, deadline);
     SlotEvent event{SlotEvent::Kind::kRestored,     model_id_, file.slot, 0, 0,
                     Seconds(Clock::now() - started)};
@@ -161,7 +158,7 @@ void SlotCache::Save() {
   std::lock_guard<std::mutex> lock(mu_);
   if (key_.empty()) return;  // never prepared: the process was not started by us
   const auto deadline = Clock::now() + store_->settings().timeout;
-  Exchange list = Call(base_url_, "GET", path_prefix_ + "/slots", nullptr, deadline);
+  Exchange list = Call(url_, "GET", "/slots", nullptr, deadline);
   if (!list.error.empty()) {
     spdlog::warn("model {}: slot cache not saved: GET /slots: {}", model_id_, list.error);
     store_->Notify(SlotEvent{SlotEvent::Kind::kSaveFailed, model_id_, -1, 0, 0, 0});
@@ -172,8 +169,7 @@ void SlotCache::Save() {
     const std::string partial = SlotStore::PartialName(key_, slot);
     const json body = {{"filename", partial}};
     Exchange ex =
-        Call(base_url_, "POST", path_prefix_ + "/slots/" + std::to_string(slot) + "?action=save",
-             &body, deadline);
+        Call(url_, "POST", "/slots/" + std::to_string(slot) + "?action=save", &body, deadline);
     SlotEvent event{SlotEvent::Kind::kSaved,        model_id_, slot, 0, 0,
                     Seconds(Clock::now() - started)};
     if (!ex.error.empty()) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/slot_store.h"
+#include "base/proxy_url.h"
 #include "config/config.h"
 
 namespace swapd {
@@ -34,10 +35,9 @@ class SlotCache {
  private:
   std::mutex mu_;  // held by each method for its whole run
   std::string model_id_;
-  std::string base_url_;  // scheme://host:port of the model's proxy
-  std::string path_prefix_;
   std::string dir_;
   std::string definition_key_;  // ModelConfig::slot_key
+  ProxyUrl url_;                // the model's proxy
   std::vector<std::string> argv_;
   std::string key_;  // definition_key_ + the model files' identity, from Prepare()
   std::vector<SlotFile> restorable_;

@@ -6,6 +6,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/log_ring_test.cpp
   backends/matrix_solver_test.cpp
   backends/process_backend_test.cpp
+  backends/readiness_probe_test.cpp
   backends/residency_policy_test.cpp
   backends/router_test.cpp
   backends/scheduler_matrix_test.cpp
