@@ -6,9 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/proxy_url.h"
-#include "frontdoor/proxy_message.h"
-#include "http/request_context.h"
-#include "http/upstream_connection.h"
+#include "http/http_client.h"
 
 namespace swapd {
 namespace {
@@ -20,19 +18,6 @@ using namespace std::chrono_literals;
 constexpr std::chrono::seconds kCheckConnect{5};
 constexpr std::chrono::seconds kCheckRead{10};
 constexpr size_t kMaxModelList = 4u << 20;
-
-// Reads give up when the monitor stops.
-class CheckContext final : public RequestContext {
- public:
-  explicit CheckContext(const std::atomic<bool>& stopping) : stopping_(stopping) {}
-  bool ShouldDefer() const override { return false; }
-  void Defer(DeferredStep) override {}
-  void WillBlock() override {}
-  bool ClientGone() const override { return stopping_; }
-
- private:
-  const std::atomic<bool>& stopping_;
-};
 
 std::chrono::seconds Capped(std::chrono::seconds configured, std::chrono::seconds cap) {
   return configured.count() > 0 ? std::min(configured, cap) : cap;
@@ -189,50 +174,47 @@ void PeerMonitor::Run() {
 }
 
 PeerHealth PeerMonitor::Check(const PeerConfig& peer, PeerHealth health) const {
-  const ProxyUrl url = ParseProxyUrl(peer.proxy);
   UpstreamConnection::Timeouts timeouts;
   timeouts.connect = Capped(peer.timeouts.connect, kCheckConnect);
   timeouts.tls_handshake = Capped(peer.timeouts.tls_handshake, kCheckConnect);
   timeouts.read = kCheckRead;
   timeouts.write = kCheckRead;
-  HttpHeaders headers;
-  if (!peer.api_key.empty()) headers.Set("Authorization", "Bearer " + peer.api_key);
-  ProxyRequest request;
-  request.method = "GET";
+  HttpClient client(ParseProxyUrl(peer.proxy), timeouts);
+  client.set_stop(&stopping_);
+  ClientRequest request;
   request.target = "/v1/models";
-  request.headers = &headers;
-  const std::string head = UpstreamRequestHead(url, request);
+  if (!peer.api_key.empty()) request.headers.Add("Authorization", "Bearer " + peer.api_key);
 
-  CheckContext context(stopping_);
-  UpstreamFailure failure;
-  ResponseStart start;
+  int status = 0;
   std::string body;
+  bool too_large = false;
+  UpstreamFailure failure;
   const auto began = Clock::now();
   health.checked = std::chrono::system_clock::now();
-  auto down = [&](const std::string& why) {
+  const bool whole = client.Stream(
+      request,
+      [&status](const ClientResponse& head) {
+        status = head.status;
+        return true;
+      },
+      [&](std::string_view piece) {
+        body.append(piece);
+        too_large = body.size() > kMaxModelList;
+        return !too_large;
+      },
+      failure);
+  if (!whole) {
     health.state = PeerHealth::State::kDown;
-    health.detail = why;
+    health.detail = too_large ? "its model list is larger than 4 MiB" : failure.text;
     ++health.failures;
     return health;
-  };
-  auto connection = UpstreamConnection::Open(url, timeouts, failure);
-  if (!connection) return down(failure.text);
-  if (!connection->Send(head, "", failure) ||
-      !connection->ReadHead(false, start, failure, context)) {
-    return down(failure.text);
-  }
-  for (bool done = false; !done;) {
-    std::string_view piece;
-    if (!connection->ReadBody(piece, done, failure, context)) return down(failure.text);
-    body.append(piece);
-    if (body.size() > kMaxModelList) return down("its model list is larger than 4 MiB");
   }
   health.latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began);
   health.failures = 0;
   const nlohmann::json list = nlohmann::json::parse(body, nullptr, false);
-  if (start.status / 100 != 2) {
+  if (status / 100 != 2) {
     health.state = PeerHealth::State::kError;
-    health.detail = "GET /v1/models answered HTTP " + std::to_string(start.status);
+    health.detail = "GET /v1/models answered HTTP " + std::to_string(status);
   } else if (!list.is_object() || !list.contains("data") || !list["data"].is_array()) {
     health.state = PeerHealth::State::kError;
     health.detail = "GET /v1/models did not answer with a model list";
