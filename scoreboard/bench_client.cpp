@@ -1,10 +1,10 @@
 #include "scoreboard/bench_client.h"
 
-#include <httplib.h>
-
 #include <chrono>
 
 #include "base/json_text.h"
+#include "base/proxy_url.h"
+#include "http/http_client.h"
 
 namespace swapd {
 namespace {
@@ -13,14 +13,23 @@ namespace {
 constexpr auto kReadTimeout = std::chrono::minutes(30);
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
 
-httplib::Headers HeadersFor(const std::string& api_key) {
-  httplib::Headers headers;
-  if (!api_key.empty()) headers.emplace("Authorization", "Bearer " + api_key);
-  return headers;
+HttpClient ClientFor(const std::string& base_url) {
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.connect = timeouts.tls_handshake = timeouts.write = kConnectTimeout;
+  timeouts.read = kReadTimeout;
+  return HttpClient(ParseProxyUrl(base_url), timeouts);
 }
 
-Status HttpFailure(const std::string& what, httplib::Error error) {
-  return Status::Error(ErrorCode::kUnavailable, what + ": " + httplib::to_string(error));
+ClientRequest RequestFor(std::string method, std::string path, const std::string& api_key) {
+  ClientRequest request;
+  request.method = std::move(method);
+  request.target = std::move(path);
+  if (!api_key.empty()) request.headers.Add("Authorization", "Bearer " + api_key);
+  return request;
+}
+
+Status HttpFailure(const std::string& what, const UpstreamFailure& failure) {
+  return Status::Error(ErrorCode::kUnavailable, what + ": " + failure.text);
 }
 
 // swapd's OpenAI-shaped error body, else the start of the body.
@@ -33,27 +42,22 @@ std::string ErrorText(int status, const std::string& body) {
   return "HTTP " + std::to_string(status) + ": " + body.substr(0, 300);
 }
 
-void Configure(httplib::Client& client) {
-  client.set_connection_timeout(kConnectTimeout);
-  client.set_read_timeout(kReadTimeout);
-  client.set_write_timeout(kConnectTimeout);
-}
-
 }  // namespace
 
 BenchClient::BenchClient(std::string base_url, std::string api_key)
     : base_url_(std::move(base_url)), api_key_(std::move(api_key)) {}
 
 Result<nlohmann::json> BenchClient::GetJson(const std::string& path) const {
-  httplib::Client client(base_url_);
-  Configure(client);
-  httplib::Result res = client.Get(path.c_str(), HeadersFor(api_key_));
-  if (!res) return HttpFailure("GET " + base_url_ + path, res.error());
-  if (res->status != 200) {
-    return Status::Error(ErrorCode::kBackendFailed,
-                         "GET " + path + ": " + ErrorText(res->status, res->body));
+  ClientResponse res;
+  UpstreamFailure failure;
+  if (!ClientFor(base_url_).Fetch(RequestFor("GET", path, api_key_), res, failure)) {
+    return HttpFailure("GET " + base_url_ + path, failure);
   }
-  nlohmann::json json = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (res.status != 200) {
+    return Status::Error(ErrorCode::kBackendFailed,
+                         "GET " + path + ": " + ErrorText(res.status, res.body));
+  }
+  nlohmann::json json = nlohmann::json::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
     return Status::Error(ErrorCode::kBackendFailed, "GET " + path + ": the answer is not JSON");
   }
@@ -61,23 +65,30 @@ Result<nlohmann::json> BenchClient::GetJson(const std::string& path) const {
 }
 
 Status BenchClient::Post(const std::string& path, const std::string& body) const {
-  httplib::Client client(base_url_);
-  Configure(client);
-  httplib::Result res = client.Post(path.c_str(), HeadersFor(api_key_), body, "application/json");
-  if (!res) return HttpFailure("POST " + base_url_ + path, res.error());
-  if (res->status != 200) {
+  ClientRequest request = RequestFor("POST", path, api_key_);
+  request.headers.Add("Content-Type", "application/json");
+  request.body = body;
+  ClientResponse res;
+  UpstreamFailure failure;
+  if (!ClientFor(base_url_).Fetch(request, res, failure)) {
+    return HttpFailure("POST " + base_url_ + path, failure);
+  }
+  if (res.status != 200) {
     return Status::Error(ErrorCode::kBackendFailed,
-                         "POST " + path + ": " + ErrorText(res->status, res->body));
+                         "POST " + path + ": " + ErrorText(res.status, res.body));
   }
   return Status::Ok();
 }
 
 bool BenchClient::Healthy() const {
-  httplib::Client client(base_url_);
-  client.set_connection_timeout(std::chrono::seconds(1));
-  client.set_read_timeout(std::chrono::seconds(2));
-  httplib::Result res = client.Get("/health");
-  return res && res->status == 200;
+  UpstreamConnection::Timeouts timeouts;
+  timeouts.connect = timeouts.tls_handshake = timeouts.write = std::chrono::seconds(1);
+  timeouts.read = std::chrono::seconds(2);
+  ClientResponse res;
+  UpstreamFailure failure;
+  return HttpClient(ParseProxyUrl(base_url_), timeouts)
+             .Fetch(RequestFor("GET", "/health", ""), res, failure) &&
+         res.status == 200;
 }
 
 Result<std::vector<std::string>> BenchClient::ListModels() const {
@@ -140,47 +151,44 @@ Status BenchClient::Load(const std::string& model) const {
 }
 
 Result<ChatStreamStats> BenchClient::StreamChat(const nlohmann::json& body) const {
-  httplib::Client client(base_url_);
-  Configure(client);
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/v1/chat/completions";
-  req.headers = HeadersFor(api_key_);
-  req.headers.emplace("Content-Type", "application/json");
-  req.headers.emplace("Accept", "text/event-stream");
-  req.body = JsonText(body);
+  ClientRequest request = RequestFor("POST", "/v1/chat/completions", api_key_);
+  request.headers.Add("Content-Type", "application/json");
+  request.headers.Add("Accept", "text/event-stream");
+  request.body = JsonText(body);
   ChatStreamReader reader;
   int status = 0;
   std::string error_body;  // the body of a non-200 answer
+  UpstreamFailure failure;
   const auto sent = std::chrono::steady_clock::now();
-  req.response_handler = [&status](const httplib::Response& r) {
-    status = r.status;
-    return true;
-  };
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-    if (status != 200) {
-      error_body.append(data, n);
-      return true;
-    }
-    const double at_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
-    reader.Feed(std::string_view(data, n), at_ms);
-    return true;
-  };
-  httplib::Response res;
-  httplib::Error error = httplib::Error::Success;
-  const bool sent_ok = client.send(req, res, error);
+  const bool whole = ClientFor(base_url_).Stream(
+      request,
+      [&status](const ClientResponse& head) {
+        status = head.status;
+        return true;
+      },
+      [&](std::string_view piece) {
+        if (status != 200) {
+          error_body.append(piece);
+          return true;
+        }
+        const double at_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent)
+                .count();
+        reader.Feed(piece, at_ms);
+        return true;
+      },
+      failure);
   if (status != 0 && status != 200) {
     return Status::Error(ErrorCode::kBackendFailed, ErrorText(status, error_body));
   }
-  if (!sent_ok) {
+  if (!whole) {
     // The stream was cut (a backend that died without swapd's error event): keep what came.
     if (status == 200 && reader.stats().error.empty()) {
       ChatStreamStats stats = reader.stats();
-      stats.error = "the stream broke off: " + httplib::to_string(error);
+      stats.error = "the stream broke off: " + failure.text;
       return stats;
     }
-    if (status != 200) return HttpFailure("POST /v1/chat/completions", error);
+    if (status != 200) return HttpFailure("POST /v1/chat/completions", failure);
   }
   return reader.stats();
 }

@@ -1,8 +1,7 @@
-// BenchClient: the part of swapd's HTTP API that `swapd bench` drives, through cpp-httplib (the
-// one file of scoreboard/ that includes it): the model list, /api/models (state, pid, start
-// failures, definition hash), load and unload, and a streamed chat completion measured as it
-// arrives. Every failure is a Status. Thread safe: each call opens its own connection, so two
-// threads may stream at once (a duo).
+// BenchClient: the part of swapd's HTTP API that `swapd bench` drives, through http/'s HttpClient:
+// the model list, /api/models (state, pid, start failures, definition hash), load and unload, and
+// a streamed chat completion measured as it arrives. Every failure is a Status. Thread safe: each
+// call opens its own connection, so two threads may stream at once (a duo).
 #pragma once
 
 #include <string>
