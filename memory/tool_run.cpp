@@ -109,8 +109,8 @@ ToolRun RunTool(const std::string& path, const std::vector<std::string>& args,
   int open_pipes = 2, status = 0;
   bool reaped = false, timed_out = false;
   while (!reaped) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    // Rounded up: a wait of a truncated 0 ms would give up before the deadline.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
