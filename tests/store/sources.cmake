@@ -2,4 +2,5 @@
 list(APPEND SWAPD_TEST_SOURCES
   store/activity_test.cpp
   store/capture_test.cpp
+  store/sqlite_db_test.cpp
 )
