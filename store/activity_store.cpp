@@ -4,7 +4,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <utility>
-#include <variant>
 
 #include "base/json_text.h"
 
@@ -59,23 +58,13 @@ const std::map<std::string, std::string>& SortColumns() {
   return columns;
 }
 
-// A WHERE clause with its parameters, bound in order.
+// A WHERE clause with its parameters: the models' first, then the bounds'.
 struct Where {
   std::string sql;  // "" or " WHERE ..."
-  std::vector<std::variant<std::string, int64_t>> args;
+  std::vector<std::string> models;
+  std::vector<int64_t> bounds;
 
   void And(const std::string& condition) { sql += (sql.empty() ? " WHERE " : " AND ") + condition; }
-  int BindTo(Statement& s) const {
-    int i = 1;
-    for (const auto& arg : args) {
-      if (const auto* text = std::get_if<std::string>(&arg)) {
-        s.Bind(i++, *text);
-      } else {
-        s.Bind(i++, std::get<int64_t>(arg));
-      }
-    }
-    return i;  // the next parameter's index
-  }
 };
 
 Where WhereOf(const ActivityFilter& f) {
@@ -84,14 +73,14 @@ Where WhereOf(const ActivityFilter& f) {
     std::string marks;
     for (const std::string& model : f.models) {
       marks += marks.empty() ? "?" : ", ?";
-      w.args.emplace_back(model);
+      w.models.push_back(model);
     }
     w.And("model_id IN (" + marks + ")");
   }
   auto bound = [&](bool set, const char* condition, int64_t value) {
     if (!set) return;
     w.And(condition);
-    w.args.emplace_back(value);
+    w.bounds.push_back(value);
   };
   bound(f.start.has_value(), "ts_created >= ?", f.start.value_or(0));
   bound(f.end.has_value(), "ts_created <= ?", f.end.value_or(0));
@@ -115,24 +104,24 @@ std::map<std::string, std::string> MetadataOf(const std::string& text) {
   return out;
 }
 
-ActivityEntry EntryOf(const Statement& s) {
+ActivityEntry EntryOf(const Statement& row) {
   ActivityEntry e;
-  e.id = s.Int(0);
-  e.timestamp = s.Int(1);
-  e.model = s.Text(2);
-  e.req_path = s.Text(3);
-  e.content_type = s.Text(4);
-  e.status = static_cast<int>(s.Int(5));
-  e.tokens.cache = s.Int(6);
-  e.tokens.draft = s.Int(7);
-  e.tokens.draft_accepted = s.Int(8);
-  e.tokens.input = s.Int(9);
-  e.tokens.output = s.Int(10);
-  e.tokens.prompt_per_second = s.Real(11);
-  e.tokens.tokens_per_second = s.Real(12);
-  e.duration_ms = s.Int(13);
-  e.error = s.Text(14);
-  e.metadata = MetadataOf(s.Text(15));
+  e.id = row.Get<int64_t>(0);
+  e.timestamp = row.Get<int64_t>(1);
+  e.model = row.Get<std::string>(2);
+  e.req_path = row.Get<std::string>(3);
+  e.content_type = row.Get<std::string>(4);
+  e.status = row.Get<int>(5);
+  e.tokens.cache = row.Get<int64_t>(6);
+  e.tokens.draft = row.Get<int64_t>(7);
+  e.tokens.draft_accepted = row.Get<int64_t>(8);
+  e.tokens.input = row.Get<int64_t>(9);
+  e.tokens.output = row.Get<int64_t>(10);
+  e.tokens.prompt_per_second = row.Get<double>(11);
+  e.tokens.tokens_per_second = row.Get<double>(12);
+  e.duration_ms = row.Get<int64_t>(13);
+  e.error = row.Get<std::string>(14);
+  e.metadata = MetadataOf(row.Get<std::string>(15));
   return e;
 }
 
@@ -185,31 +174,20 @@ Result<std::vector<int64_t>> ActivityStore::Insert(const std::vector<ActivityEnt
   std::lock_guard lock(mu_);
   if (Status s = db_->Exec("BEGIN"); !s.ok()) return s;
   std::vector<int64_t> ids;
-  Statement insert(*db_, std::string("INSERT INTO activity (") + kDataColumns +
-                             ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement insert(*db_, "recording requests",
+                   std::string("INSERT INTO activity (") + kDataColumns +
+                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const ActivityEntry& e : entries) {
-    if (!insert.ok()) break;
-    sqlite3_reset(insert.get());
-    insert.Bind(1, e.timestamp);
-    insert.Bind(2, e.model);
-    insert.Bind(3, e.req_path);
-    insert.Bind(4, e.content_type);
-    insert.Bind(5, static_cast<int64_t>(e.status));
-    insert.Bind(6, e.tokens.cache);
-    insert.Bind(7, e.tokens.draft);
-    insert.Bind(8, e.tokens.draft_accepted);
-    insert.Bind(9, e.tokens.input);
-    insert.Bind(10, e.tokens.output);
-    insert.Bind(11, e.tokens.prompt_per_second);
-    insert.Bind(12, e.tokens.tokens_per_second);
-    insert.Bind(13, e.duration_ms);
-    insert.Bind(14, e.error);
-    insert.Bind(15, MetadataText(e.metadata));
-    if (insert.Step() != SQLITE_DONE) break;
-    ids.push_back(sqlite3_last_insert_rowid(db_->get()));
+    const ActivityTokens& t = e.tokens;
+    const Status inserted =
+        insert.Exec(e.timestamp, e.model, e.req_path, e.content_type, e.status, t.cache, t.draft,
+                    t.draft_accepted, t.input, t.output, t.prompt_per_second, t.tokens_per_second,
+                    e.duration_ms, e.error, MetadataText(e.metadata));
+    if (!inserted.ok()) break;
+    ids.push_back(db_->LastInsertId());
   }
   if (ids.size() != entries.size()) {
-    Status failed = db_->Error("recording requests");
+    Status failed = insert.status();
     db_->Exec("ROLLBACK");
     return failed;
   }
@@ -223,11 +201,9 @@ Result<std::vector<int64_t>> ActivityStore::Insert(const std::vector<ActivityEnt
 Status ActivityStore::Prune(int64_t max_rows) {
   std::lock_guard lock(mu_);
   // AUTOINCREMENT ids only grow: the newest max_rows rows are those above MAX(id) - max_rows.
-  Statement prune(*db_, "DELETE FROM activity WHERE id <= (SELECT MAX(id) FROM activity) - ?");
-  if (!prune.ok()) return db_->Error("pruning old requests");
-  prune.Bind(1, max_rows);
-  if (prune.Step() != SQLITE_DONE) return db_->Error("pruning old requests");
-  return Status::Ok();
+  return Statement(*db_, "pruning old requests",
+                   "DELETE FROM activity WHERE id <= (SELECT MAX(id) FROM activity) - ?")
+      .Exec(max_rows);
 }
 
 Result<ActivityPage> ActivityStore::List(const ActivityQuery& query) {
@@ -236,11 +212,12 @@ Result<ActivityPage> ActivityStore::List(const ActivityQuery& query) {
   ActivityPage page;
   page.page = std::max(query.page, 1);
   page.limit = std::clamp(query.limit, 1, 999);
-  Statement count(*db_, "SELECT COUNT(*) FROM activity" + where.sql);
-  if (!count.ok()) return db_->Error("counting requests");
-  where.BindTo(count);
-  if (count.Step() != SQLITE_ROW) return db_->Error("counting requests");
-  page.total = count.Int(0);
+  Statement count(*db_, "counting requests", "SELECT COUNT(*) FROM activity" + where.sql);
+  count.Bind(where.models, where.bounds);
+  if (!count.Next()) {  // COUNT(*) always has its row
+    return count.status().ok() ? db_->Error("counting requests") : count.status();
+  }
+  page.total = count.Get<int64_t>(0);
   page.total_pages = (page.total + page.limit - 1) / page.limit;
 
   auto column = SortColumns().find(query.sort);
@@ -249,15 +226,13 @@ Result<ActivityPage> ActivityStore::List(const ActivityQuery& query) {
   if (column != SortColumns().end() && column->second != "id") {
     order_by = " ORDER BY " + column->second + order + ", id" + order;  // stable pages
   }
-  Statement rows(*db_, std::string("SELECT id, ") + kDataColumns + " FROM activity" + where.sql +
-                           order_by + " LIMIT ? OFFSET ?");
-  if (!rows.ok()) return db_->Error("listing requests");
-  const int next = where.BindTo(rows);
-  rows.Bind(next, static_cast<int64_t>(page.limit));
-  rows.Bind(next + 1, static_cast<int64_t>(page.page - 1) * page.limit);
-  int step;
-  while ((step = rows.Step()) == SQLITE_ROW) page.data.push_back(EntryOf(rows));
-  if (step != SQLITE_DONE) return db_->Error("listing requests");
+  Statement rows(*db_, "listing requests",
+                 std::string("SELECT id, ") + kDataColumns + " FROM activity" + where.sql +
+                     order_by + " LIMIT ? OFFSET ?");
+  rows.Bind(where.models, where.bounds, page.limit,
+            static_cast<int64_t>(page.page - 1) * page.limit);
+  while (rows.Next()) page.data.push_back(EntryOf(rows));
+  if (!rows.status().ok()) return rows.status();
   return page;
 }
 
@@ -267,32 +242,32 @@ Result<ActivityStats> ActivityStore::Stats(const std::string& model) {
   if (!model.empty()) filter.models = {model};
   Where where = WhereOf(filter);
   Statement totals(
-      *db_,
+      *db_, "summing requests",
       "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
       " COALESCE(SUM(MAX(cache_tokens, 0)), 0) FROM activity" +
           where.sql);
-  if (!totals.ok()) return db_->Error("summing requests");
-  where.BindTo(totals);
-  if (totals.Step() != SQLITE_ROW) return db_->Error("summing requests");
+  totals.Bind(where.models, where.bounds);
+  if (!totals.Next()) {  // as COUNT(*) always has its row
+    return totals.status().ok() ? db_->Error("summing requests") : totals.status();
+  }
   ActivityStats stats;
-  stats.total_requests = totals.Int(0);
-  stats.total_input_tokens = totals.Int(1);
-  stats.total_output_tokens = totals.Int(2);
-  stats.total_cache_tokens = totals.Int(3);
+  stats.total_requests = totals.Get<int64_t>(0);
+  stats.total_input_tokens = totals.Get<int64_t>(1);
+  stats.total_output_tokens = totals.Get<int64_t>(2);
+  stats.total_cache_tokens = totals.Get<int64_t>(3);
 
   // A speed of 0 was not reported: left out of its histogram.
   where.And("(prompt_per_second > 0 OR tokens_per_second > 0)");
-  Statement speeds(*db_, "SELECT prompt_per_second, tokens_per_second FROM activity" + where.sql);
-  if (!speeds.ok()) return db_->Error("reading speeds");
-  where.BindTo(speeds);
+  Statement speeds(*db_, "reading speeds",
+                   "SELECT prompt_per_second, tokens_per_second FROM activity" + where.sql);
+  speeds.Bind(where.models, where.bounds);
   std::vector<double> prompt;
   std::vector<double> generation;
-  int step;
-  while ((step = speeds.Step()) == SQLITE_ROW) {
-    if (speeds.Real(0) > 0) prompt.push_back(speeds.Real(0));
-    if (speeds.Real(1) > 0) generation.push_back(speeds.Real(1));
+  while (speeds.Next()) {
+    if (speeds.Get<double>(0) > 0) prompt.push_back(speeds.Get<double>(0));
+    if (speeds.Get<double>(1) > 0) generation.push_back(speeds.Get<double>(1));
   }
-  if (step != SQLITE_DONE) return db_->Error("reading speeds");
+  if (!speeds.status().ok()) return speeds.status();
   stats.prompt = HistogramOf(std::move(prompt));
   stats.generation = HistogramOf(std::move(generation));
   return stats;
