@@ -29,43 +29,27 @@ LoadTimeStore::~LoadTimeStore() = default;
 Status LoadTimeStore::Record(const std::string& model, const std::string& definition,
                              std::chrono::milliseconds took, int64_t finished_at) {
   std::lock_guard lock(mu_);
-  Statement insert(*db_,
+  Statement insert(*db_, "insert",
                    "INSERT INTO swapd_load_times (model, definition, duration_ms, finished_at)"
                    " VALUES (?, ?, ?, ?)");
-  if (!insert.ok()) return db_->Error("insert");
-  insert.Bind(1, model);
-  insert.Bind(2, definition);
-  insert.Bind(3, static_cast<int64_t>(took.count()));
-  insert.Bind(4, finished_at);
-  if (insert.Step() != SQLITE_DONE) return db_->Error("insert");
-  Statement trim(*db_,
+  if (Status s = insert.Exec(model, definition, took.count(), finished_at); !s.ok()) return s;
+  Statement trim(*db_, "trim",
                  "DELETE FROM swapd_load_times WHERE model = ? AND definition = ? AND id NOT IN"
                  " (SELECT id FROM swapd_load_times WHERE model = ? AND definition = ?"
                  " ORDER BY id DESC LIMIT ?)");
-  if (!trim.ok()) return db_->Error("trim");
-  trim.Bind(1, model);
-  trim.Bind(2, definition);
-  trim.Bind(3, model);
-  trim.Bind(4, definition);
-  trim.Bind(5, static_cast<int64_t>(kRowsPerModel));
-  if (trim.Step() != SQLITE_DONE) return db_->Error("trim");
-  return Status::Ok();
+  return trim.Exec(model, definition, model, definition, kRowsPerModel);
 }
 
 Result<std::optional<std::chrono::milliseconds>> LoadTimeStore::Expected(
     const std::string& model, const std::string& definition) {
   std::lock_guard lock(mu_);
-  Statement select(*db_,
+  Statement select(*db_, "select",
                    "SELECT duration_ms FROM swapd_load_times WHERE model = ? AND definition = ?"
                    " ORDER BY id DESC LIMIT ?");
-  if (!select.ok()) return db_->Error("select");
-  select.Bind(1, model);
-  select.Bind(2, definition);
-  select.Bind(3, static_cast<int64_t>(kMedianOf));
+  select.Bind(model, definition, kMedianOf);
   std::vector<int64_t> took;
-  int step;
-  while ((step = select.Step()) == SQLITE_ROW) took.push_back(select.Int(0));
-  if (step != SQLITE_DONE) return db_->Error("select");
+  while (select.Next()) took.push_back(select.Get<int64_t>(0));
+  if (!select.status().ok()) return select.status();
   if (took.empty()) return std::optional<std::chrono::milliseconds>();
   // The median: one slow load (a cold page cache) does not move the estimate much.
   std::sort(took.begin(), took.end());

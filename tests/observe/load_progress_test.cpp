@@ -153,10 +153,10 @@ TEST_CASE("load times survive a restart: the first load has an ETA",
           // Whatever its definition's key: the table itself.
           auto db = SqliteDb::Open(tmp.Path("swapd.db"), "");
           if (!db.ok()) return false;
-          Statement kept(*db.value(),
+          Statement kept(*db.value(), "reading load times",
                          "SELECT duration_ms FROM swapd_load_times WHERE model = 'lt-quiet'");
-          if (!kept.ok() || kept.Step() != SQLITE_ROW) return false;
-          kept_ms = kept.Int(0);
+          if (!kept.Next()) return false;
+          kept_ms = kept.Get<int64_t>(0);
           return true;
         },
         30s));
