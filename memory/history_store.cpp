@@ -57,75 +57,60 @@ HistoryStore::~HistoryStore() = default;
 
 Status HistoryStore::Record(const FootprintRecord& r) {
   std::lock_guard lock(mu_);
-  Statement insert(*db_,
-                   "INSERT INTO swapd_footprints (model, definition, at, rss, anon, file, shmem,"
-                   " vram, learned_ram, learned_vram) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  if (!insert.ok()) return db_->Error("recording a footprint");
-  insert.Bind(1, r.model);
-  insert.Bind(2, r.definition);
-  insert.Bind(3, r.at);
-  insert.Bind(4, r.process.rss);
-  insert.Bind(5, r.process.anon);
-  insert.Bind(6, r.process.file);
-  insert.Bind(7, r.process.shmem);
-  insert.Bind(8, VramText(r.vram));
-  insert.Bind(9, static_cast<int64_t>(r.learned.ram));
   std::map<int, int64_t> learned_vram;
   for (const auto& [gpu, bytes] : r.learned.vram) learned_vram[gpu] = static_cast<int64_t>(bytes);
-  insert.Bind(10, VramText(learned_vram));
-  if (insert.Step() != SQLITE_DONE) return db_->Error("recording a footprint");
+  Statement insert(*db_, "recording a footprint",
+                   "INSERT INTO swapd_footprints (model, definition, at, rss, anon, file, shmem,"
+                   " vram, learned_ram, learned_vram) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  if (Status s = insert.Exec(r.model, r.definition, r.at, r.process.rss, r.process.anon,
+                             r.process.file, r.process.shmem, VramText(r.vram),
+                             static_cast<int64_t>(r.learned.ram), VramText(learned_vram));
+      !s.ok()) {
+    return s;
+  }
   // Keep the last kRowsPerModel rows of this model and definition.
-  Statement prune(*db_,
+  Statement prune(*db_, "pruning old footprints",
                   "DELETE FROM swapd_footprints WHERE model = ?1 AND definition = ?2 AND id <="
                   " (SELECT id FROM swapd_footprints WHERE model = ?1 AND definition = ?2"
                   " ORDER BY id DESC LIMIT 1 OFFSET ?3)");
-  if (!prune.ok()) return db_->Error("pruning old footprints");
-  prune.Bind(1, r.model);
-  prune.Bind(2, r.definition);
-  prune.Bind(3, static_cast<int64_t>(kRowsPerModel));
-  if (prune.Step() != SQLITE_DONE) return db_->Error("pruning old footprints");
-  return Status::Ok();
+  return prune.Exec(r.model, r.definition, kRowsPerModel);
 }
 
 Result<std::map<std::pair<std::string, std::string>, Footprint>> HistoryStore::LatestFootprints() {
   std::lock_guard lock(mu_);
-  Statement q(*db_,
+  Statement q(*db_, "reading footprints",
               "SELECT model, definition, learned_ram, learned_vram FROM swapd_footprints"
               " WHERE id IN (SELECT MAX(id) FROM swapd_footprints GROUP BY model, definition)");
-  if (!q.ok()) return db_->Error("reading footprints");
   std::map<std::pair<std::string, std::string>, Footprint> out;
-  int step;
-  while ((step = q.Step()) == SQLITE_ROW) {
-    out[{q.Text(0), q.Text(1)}] = LearnedOf(q.Int(2), q.Text(3));
+  while (q.Next()) {
+    out[{q.Get<std::string>(0), q.Get<std::string>(1)}] =
+        LearnedOf(q.Get<int64_t>(2), q.Get<std::string>(3));
   }
-  if (step != SQLITE_DONE) return db_->Error("reading footprints");
+  if (!q.status().ok()) return q.status();
   return out;
 }
 
 Result<std::vector<FootprintRecord>> HistoryStore::History(const std::string& model, int limit) {
   std::lock_guard lock(mu_);
-  Statement q(*db_,
+  Statement q(*db_, "reading footprints",
               "SELECT definition, at, rss, anon, file, shmem, vram, learned_ram, learned_vram"
               " FROM swapd_footprints WHERE model = ? ORDER BY id DESC LIMIT ?");
-  if (!q.ok()) return db_->Error("reading footprints");
-  q.Bind(1, model);
-  q.Bind(2, static_cast<int64_t>(limit));
+  q.Bind(model, limit);
   std::vector<FootprintRecord> out;
-  int step;
-  while ((step = q.Step()) == SQLITE_ROW) {
+  while (q.Next()) {
     FootprintRecord r;
     r.model = model;
-    r.definition = q.Text(0);
-    r.at = q.Int(1);
-    r.process.rss = q.Int(2);
-    r.process.anon = q.Int(3);
-    r.process.file = q.Int(4);
-    r.process.shmem = q.Int(5);
-    r.vram = VramOf(q.Text(6));
-    r.learned = LearnedOf(q.Int(7), q.Text(8));
+    r.definition = q.Get<std::string>(0);
+    r.at = q.Get<int64_t>(1);
+    r.process.rss = q.Get<int64_t>(2);
+    r.process.anon = q.Get<int64_t>(3);
+    r.process.file = q.Get<int64_t>(4);
+    r.process.shmem = q.Get<int64_t>(5);
+    r.vram = VramOf(q.Get<std::string>(6));
+    r.learned = LearnedOf(q.Get<int64_t>(7), q.Get<std::string>(8));
     out.push_back(std::move(r));
   }
-  if (step != SQLITE_DONE) return db_->Error("reading footprints");
+  if (!q.status().ok()) return q.status();
   return out;
 }
 
