@@ -3,11 +3,10 @@
 // every failure a Status naming the file and SQLite's message. Statement: a prepared statement
 // and its row binder, so that a store states a query and its values once: Bind or Exec take every
 // parameter in one call, Next and Get<T> read the rows by type; its first failure sticks (later
-// calls do nothing) and is its status(). Finalized at the end of its scope. Not synchronized: each
-// store guards its connection and uses its statements under that guard.
+// calls do nothing) and is its status(). Finalized at the end of its scope. Only sqlite_db.cpp
+// includes SQLite. Not synchronized: each store guards its connection and uses its statements under
+// that guard.
 #pragma once
-
-#include <sqlite3.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +18,9 @@
 #include <vector>
 
 #include "base/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
 
 namespace swapd {
 namespace sqlite_internal {
@@ -41,7 +43,6 @@ class SqliteDb {
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
 
-  sqlite3* get() const { return db_; }  // until the stores use Statement's binder
   const std::string& path() const { return path_; }
   // Runs `sql` (one or more statements, no parameters); a failure names `sql`.
   Status Exec(const char* sql);
@@ -113,25 +114,6 @@ class Statement {
     }
   }
   const Status& status() const { return status_; }
-
-  // The hand-written binding the stores use until they move to the binder above.
-  Statement(const SqliteDb& db, const std::string& sql) : Statement(db, "statement", sql) {}
-  bool ok() const { return status_.ok(); }
-  sqlite3_stmt* get() const { return s_; }
-  void Bind(int i, const std::string& text) {
-    sqlite3_bind_text(s_, i, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void Bind(int i, std::string&& text) { Bind(i, static_cast<const std::string&>(text)); }
-  void Bind(int i, int64_t value) { sqlite3_bind_int64(s_, i, value); }
-  void Bind(int i, double value) { sqlite3_bind_double(s_, i, value); }
-  // SQLITE_ROW, SQLITE_DONE or an error.
-  int Step() { return sqlite3_step(s_); }
-  std::string Text(int column) const {
-    const unsigned char* text = sqlite3_column_text(s_, column);
-    return text == nullptr ? std::string() : reinterpret_cast<const char*>(text);
-  }
-  int64_t Int(int column) const { return sqlite3_column_int64(s_, column); }
-  double Real(int column) const { return sqlite3_column_double(s_, column); }
 
  private:
   template <typename T>
