@@ -6,24 +6,26 @@
 // reader gets those first, and a reader that lost events gets them again, so its picture of the
 // models is current again. A reader may take only some types (GET /models/sse wants model states,
 // not the log): it is neither queued nor woken for the others, and an event no reader takes is
-// not rendered.
+// not rendered. The queues, losses and wake-ups are a FanOut's (observe/fan_out.h); the frames,
+// kept states, type filters and reader counts are the hub's own.
 // Thread safe. Publishing never logs (log lines are published from the log sink).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "observe/fan_out.h"
 
 namespace swapd {
 
@@ -64,22 +66,24 @@ class EventHub {
 
  private:
   friend class Subscription;
-  struct Reader;
+  // The types a reader takes; none: every type.
+  struct TypeFilter {
+    std::vector<std::string> types;
+    bool Takes(std::string_view type) const {
+      return types.empty() || std::find(types.begin(), types.end(), type) != types.end();
+    }
+  };
+  using Fan = FanOut<std::string, TypeFilter>;
 
-  void Deliver(std::string_view type, const EventFrame& frame);  // mu_ held
-
-  const size_t queue_frames_;
-  const size_t queue_bytes_;
-  mutable std::mutex mu_;
-  std::list<std::shared_ptr<Reader>> readers_;              // Guarded by mu_
-  std::vector<std::pair<std::string, EventFrame>> states_;  // Guarded by mu_; by first use
-  uint64_t dropped_ = 0;                                    // Guarded by mu_
-  // Readers of every type, and of each type that readers of some types take. Written under mu_,
-  // read without it by Watched, which every log line and every proxied request's change asks
-  // while readers are open (with 50 /models/sse readers, a scan of the readers under the lock for
-  // each took 2% of the proxy's throughput, and as much again in waits for the lock). The slots
-  // are filled once each, in order, and then only counted: a type's name is written before
-  // `typed_slots_` counts its slot.
+  Fan fan_;  // the readers and their queues; its lock guards the members below too
+  std::vector<std::pair<std::string, EventFrame>> states_;  // Guarded by fan_'s lock; by first use
+  std::function<void()> on_subscribe_;                      // Guarded by fan_'s lock
+  // Readers of every type, and of each type that readers of some types take. Written under fan_'s
+  // lock, read without it by Watched, which every log line and every proxied request's change
+  // asks while readers are open (with 50 /models/sse readers, a scan of the readers under the
+  // lock for each took 2% of the proxy's throughput, and as much again in waits for the lock).
+  // The slots are filled once each, in order, and then only counted: a type's name is written
+  // before `typed_slots_` counts its slot.
   struct TypeReaders {
     std::string type;
     std::atomic<size_t> readers{0};
@@ -91,10 +95,8 @@ class EventHub {
   // Readers of some types that did not get a slot (more than kTypeSlots types): Watched then
   // asks under the lock.
   std::atomic<size_t> unslotted_readers_{0};
-  // Counts a reader in or out (`delta` 1 or -1); mu_ held.
-  void CountReader(const Reader& reader, int delta);
-  bool closed_ = false;                 // Guarded by mu_
-  std::function<void()> on_subscribe_;  // Guarded by mu_
+  // Counts a reader of `filter` in or out (`delta` 1 or -1); fan_'s lock held.
+  void CountReader(const TypeFilter& filter, int delta);
 };
 
 // When a stream paced at `pace` writes again after a batch at `last`: at the first multiple of
@@ -131,10 +133,10 @@ class EventHub::Subscription {
 
  private:
   friend class EventHub;
-  Subscription(EventHub* hub, std::shared_ptr<Reader> reader);
+  Subscription(EventHub* hub, std::unique_ptr<Fan::Reader> reader);
 
   EventHub* hub_;  // not owned; outlives the subscription
-  std::shared_ptr<Reader> reader_;
+  std::unique_ptr<Fan::Reader> reader_;
   std::chrono::steady_clock::time_point last_batch_;  // the last batch with frames
 };
 
