@@ -2,7 +2,8 @@
 // GET /logs/stream[/{model}]. Each line is tagged with its source ("swapd" or the model id). The
 // history is bounded (max lines and max bytes, whichever is reached first; the oldest go first),
 // and so is every live subscriber's queue: a subscriber that does not keep up loses lines, and is
-// told how many with a "[swapd] ... N lines dropped" marker line.
+// told how many with a "[swapd] ... N lines dropped" marker line. The live queues, losses and
+// wake-ups are a FanOut's (observe/fan_out.h); the history, sources and marker are the hub's own.
 // Thread safe. Append never blocks for long and never logs (it is called from an spdlog sink).
 #pragma once
 
@@ -10,12 +11,12 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "observe/fan_out.h"
 
 namespace swapd {
 
@@ -67,15 +68,14 @@ class LogHub {
 
  private:
   friend class Subscription;
-  struct Subscriber;
+  // A subscriber's filter is the source it takes; empty: every source.
+  using Fan = FanOut<LogLine, std::string>;
 
   const LogHubLimits limits_;
-  mutable std::mutex mu_;
-  std::deque<LogLine> history_;                         // Guarded by mu_
-  size_t history_bytes_ = 0;                            // Guarded by mu_
-  std::list<std::shared_ptr<Subscriber>> subscribers_;  // Guarded by mu_
-  std::function<void(const LogLine&)> listener_;        // Guarded by mu_
-  bool closed_ = false;                                 // Guarded by mu_
+  Fan fan_;  // the live subscribers and their queues; its lock guards the members below too
+  std::deque<LogLine> history_;                   // Guarded by fan_'s lock
+  size_t history_bytes_ = 0;                      // Guarded by fan_'s lock
+  std::function<void(const LogLine&)> listener_;  // Guarded by fan_'s lock
 };
 
 // One live reader. Used by one thread at a time.
@@ -95,10 +95,9 @@ class LogHub::Subscription {
 
  private:
   friend class LogHub;
-  Subscription(LogHub* hub, std::shared_ptr<Subscriber> subscriber);
+  explicit Subscription(std::unique_ptr<Fan::Reader> reader);
 
-  LogHub* hub_;  // not owned; outlives the subscription
-  std::shared_ptr<Subscriber> subscriber_;
+  std::unique_ptr<Fan::Reader> reader_;
 };
 
 }  // namespace swapd
