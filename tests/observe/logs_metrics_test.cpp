@@ -29,7 +29,7 @@ using nlohmann::json;
 
 std::string Joined(const std::vector<LogLine>& lines) { return FormatLogLines(lines); }
 
-TEST_CASE("LogHub keeps a bounded history, by lines and by bytes", "[unit][obs]") {
+TEST_CASE("LogHub keeps a bounded history, by lines and by bytes", "[unit][obs][logs]") {
   LogHub by_lines(LogHubLimits{3, 1 << 20, 10});
   for (int i = 1; i <= 5; ++i) by_lines.Append("m", "line " + std::to_string(i));
   CHECK(Joined(by_lines.History()) == "[m] line 3\n[m] line 4\n[m] line 5\n");
@@ -41,7 +41,7 @@ TEST_CASE("LogHub keeps a bounded history, by lines and by bytes", "[unit][obs]"
   CHECK(Joined(by_bytes.History()) == "[swapd] 67890\n[swapd] abc\n");
 }
 
-TEST_CASE("LogHub filters by source and gives a tail", "[unit][obs]") {
+TEST_CASE("LogHub filters by source and gives a tail", "[unit][obs][logs]") {
   LogHub hub;
   hub.Append("a", "a1");
   hub.Append("swapd", "s1");
@@ -54,7 +54,8 @@ TEST_CASE("LogHub filters by source and gives a tail", "[unit][obs]") {
   CHECK(hub.History("nobody").empty());
 }
 
-TEST_CASE("A LogHub subscriber gets the history, then live lines of its source", "[unit][obs]") {
+TEST_CASE("A LogHub subscriber gets the history, then live lines of its source",
+          "[unit][obs][logs]") {
   LogHub hub;
   hub.Append("a", "old a");
   hub.Append("b", "old b");
@@ -81,7 +82,7 @@ TEST_CASE("A LogHub subscriber gets the history, then live lines of its source",
 }
 
 TEST_CASE("A LogHub subscription's fd is readable while its lines wait, and for good once closed",
-          "[unit][obs]") {
+          "[unit][obs][logs]") {
   LogHub hub;
   hub.Append("a", "old a");
   auto with_history = hub.Subscribe("a", true);
@@ -106,7 +107,7 @@ TEST_CASE("A LogHub subscription's fd is readable while its lines wait, and for 
   CHECK(Joined(live->Next(0ms)) == "[a] after\n");
 }
 
-TEST_CASE("A slow LogHub subscriber loses lines and is told how many", "[unit][obs]") {
+TEST_CASE("A slow LogHub subscriber loses lines and is told how many", "[unit][obs][logs]") {
   LogHub hub(LogHubLimits{100, 1 << 20, 3});
   auto slow = hub.Subscribe("", false);
   for (int i = 1; i <= 10; ++i) hub.Append("m", std::to_string(i));
@@ -179,7 +180,7 @@ std::pair<int, std::string> Promtool(const std::string& text) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-TEST_CASE("GET /logs has backend output and swapd's own lines", "[integration][obs]") {
+TEST_CASE("GET /logs has backend output and swapd's own lines", "[integration][obs][logs]") {
   int port = FreeLoopbackPort();
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("obs-a", port, "--log-lines 3"));
   REQUIRE(swapd.ok());
@@ -205,7 +206,7 @@ TEST_CASE("GET /logs has backend output and swapd's own lines", "[integration][o
   CHECK_THAT(unknown.body, Catch::Contains("\"error\""));
 }
 
-TEST_CASE("GET /logs/stream/{model} delivers the model's lines live", "[integration][obs]") {
+TEST_CASE("GET /logs/stream/{model} delivers the model's lines live", "[integration][obs][logs]") {
   int pa = FreeLoopbackPort(), pb = FreeLoopbackPort();
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("obs-a", pa, "--log-lines 2") +
                           FakeModelYaml("obs-b", pb, "--log-lines 2"));
@@ -247,7 +248,7 @@ TEST_CASE("GET /logs/stream/{model} delivers the model's lines live", "[integrat
   CHECK(received.find("[swapd]") == std::string::npos);
 }
 
-TEST_CASE("An open log stream ends when swapd shuts down", "[integration][obs]") {
+TEST_CASE("An open log stream ends when swapd shuts down", "[integration][obs][logs]") {
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("obs-a", FreeLoopbackPort()));
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
