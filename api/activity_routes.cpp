@@ -9,6 +9,7 @@
 
 #include "api/query_params.h"
 #include "base/json_text.h"
+#include "base/text.h"
 #include "base/time_text.h"
 #include "frontdoor/error_response.h"
 #include "store/activity_log.h"
@@ -53,8 +54,8 @@ Status BadQuery(const std::string& message) {
 
 Result<std::optional<int64_t>> Time(const HttpRequest& req, const char* name) {
   auto raw = req.Param(name);
-  if (!raw || TrimBlanks(*raw).empty()) return std::optional<int64_t>();
-  std::optional<int64_t> at = ParseRfc3339(TrimBlanks(*raw));
+  if (!raw || TrimSpace(*raw).empty()) return std::optional<int64_t>();
+  std::optional<int64_t> at = ParseRfc3339(TrimSpace(*raw));
   if (!at) {
     return BadQuery(std::string("invalid '") + name + "' timestamp, use RFC3339 format");
   }
@@ -65,7 +66,7 @@ Result<std::optional<int64_t>> Time(const HttpRequest& req, const char* name) {
 Result<ActivityQuery> QueryOf(const HttpRequest& req) {
   ActivityQuery q;
   for (const auto& [key, value] : req.params) {  // ?model=a&model=b: either
-    if (key == "model" && !TrimBlanks(value).empty()) q.filter.models.push_back(TrimBlanks(value));
+    if (key == "model" && !TrimSpace(value).empty()) q.filter.models.emplace_back(TrimSpace(value));
   }
   auto start = Time(req, "start");
   if (!start.ok()) return start.status();
@@ -91,12 +92,12 @@ Result<ActivityQuery> QueryOf(const HttpRequest& req) {
   auto page = QueryInteger(req, "page", 1, INT32_MAX, "page must be >= 1");
   if (!page.ok()) return page.status();
   if (page.value()) q.page = static_cast<int>(*page.value());
-  if (auto sort = req.Param("sort"); sort && !TrimBlanks(*sort).empty()) {
-    if (!IsActivitySortKey(TrimBlanks(*sort))) return BadQuery("invalid sort column");
-    q.sort = TrimBlanks(*sort);
+  if (auto sort = req.Param("sort"); sort && !TrimSpace(*sort).empty()) {
+    if (!IsActivitySortKey(std::string(TrimSpace(*sort)))) return BadQuery("invalid sort column");
+    q.sort = std::string(TrimSpace(*sort));
   }
-  if (auto order = req.Param("order"); order && !TrimBlanks(*order).empty()) {
-    std::string o = TrimBlanks(*order);
+  if (auto order = req.Param("order"); order && !TrimSpace(*order).empty()) {
+    std::string o(TrimSpace(*order));
     for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (o != "asc" && o != "desc") return BadQuery("order must be asc or desc");
     q.ascending = o == "asc";
@@ -129,8 +130,8 @@ void AddActivityRoutes(FrontDoor& door, ActivityLog& activity, const CaptureStor
   door.AddRoute("GET", "/api/metrics/stats",
                 [&activity](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
                   ctx.WillBlock();
-                  Result<ActivityStats> stats =
-                      activity.store().Stats(TrimBlanks(req.Param("model").value_or("")));
+                  Result<ActivityStats> stats = activity.store().Stats(
+                      std::string(TrimSpace(req.Param("model").value_or(""))));
                   if (!stats.ok()) return SetErrorResponse(res, stats.status());
                   const ActivityStats& s = stats.value();
                   res.SetBody(json{{"total_requests", s.total_requests},

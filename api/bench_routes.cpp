@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kDefaultLimit = 100;
+constexpr int kDefaultRows = 100;
 constexpr int kMaxLimit = 1000;
 
 }  // namespace
@@ -33,7 +33,7 @@ void AddBenchRoutes(FrontDoor& door, BenchStore* store) {
         if (store != nullptr) {
           ctx.WillBlock();  // a query of the database
           Result<std::vector<BenchStore::Stored>> latest =
-              store->Latest(static_cast<int>(limit.value().value_or(kDefaultLimit)));
+              store->Latest(static_cast<int>(limit.value().value_or(kDefaultRows)));
           if (latest.ok()) {
             for (const BenchStore::Stored& s : latest.value()) {
               json row = ToJson(s.row);

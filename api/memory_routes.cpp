@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kDefaultLimit = 100;
+constexpr int kDefaultSamples = 100;
 
 json RecordJson(const FootprintRecord& r) {
   json vram = json::object();
@@ -44,7 +44,7 @@ void AddMemoryRoutes(FrontDoor& door, const FootprintMonitor& memory) {
         if (!limit.ok()) return SetErrorResponse(res, limit.status());
         ctx.WillBlock();  // a query of the database
         Result<std::vector<FootprintRecord>> records =
-            memory.History(model, static_cast<int>(limit.value().value_or(kDefaultLimit)));
+            memory.History(model, static_cast<int>(limit.value().value_or(kDefaultSamples)));
         if (!records.ok()) return SetErrorResponse(res, records.status());
         json rows = json::array();
         for (const FootprintRecord& r : records.value()) rows.push_back(RecordJson(r));

@@ -13,9 +13,6 @@
 
 namespace swapd {
 
-// `text` without leading and trailing spaces and tabs.
-std::string TrimBlanks(std::string_view text);
-
 // ?name= as a whole number from `min` to `max`: unset when absent or blank; `wrong` (the error's
 // message) when it is not a whole number in that range.
 Result<std::optional<int64_t>> QueryInteger(const HttpRequest& req, const char* name, int64_t min,

@@ -1,4 +1,5 @@
 #include "backends/matrix_solver.h"
+#include "base/text.h"
 
 #include <algorithm>
 #include <limits>
@@ -76,12 +77,6 @@ struct Candidate {
     return evict < o.evict;
   }
 };
-
-std::string Join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 }  // namespace
 

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "config/memory.h"
 
 namespace swapd {
 namespace {
-
-std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
 
 // The dimensions of `total` over `budget`: "ram", "gpu0", ...
 std::vector<std::string> Overflows(const MemoryAmount& budget, const Footprint& total) {
@@ -34,12 +33,6 @@ bool Frees(const MemoryAmount& budget, const Footprint& total, const Footprint& 
     }
   }
   return false;
-}
-
-std::string Join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
 }
 
 MemoryAmount AsAmount(const Footprint& f) {
@@ -99,7 +92,7 @@ BudgetDecision FitToBudget(const MemoryAmount& budget, const std::string& model,
   BudgetDecision d;
   if (std::vector<std::string> over = Overflows(budget, need); !over.empty()) {
     d.verdict = BudgetDecision::Verdict::kTooBig;
-    d.why = Quoted(model) + " needs " + DescribeMemory(AsAmount(need)) +
+    d.why = ModelLabel(model) + " needs " + DescribeMemory(AsAmount(need)) +
             ", more than the memory budget (" + DescribeMemory(budget) + ") allows on " +
             Join(over);
     return d;
@@ -150,7 +143,7 @@ BudgetDecision FitToBudget(const MemoryAmount& budget, const std::string& model,
   }
   d.verdict = BudgetDecision::Verdict::kEvict;
   for (const ResidentModel* r : victims) d.evict.push_back(r->model);
-  d.why = "budget: " + Quoted(model) + " (" + DescribeMemory(AsAmount(need)) +
+  d.why = "budget: " + ModelLabel(model) + " (" + DescribeMemory(AsAmount(need)) +
           ") beside the running models exceeds the memory budget (" + DescribeMemory(budget) +
           ") on " + Join(over_before) + "; evict [" + Join(d.evict) + "]";
   return d;

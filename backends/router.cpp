@@ -16,8 +16,6 @@ using Clock = std::chrono::steady_clock;
 // How often a waiting Acquire looks at its `cancelled` callback.
 constexpr auto kCancelPollInterval = std::chrono::milliseconds(50);
 
-std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
-
 }  // namespace
 
 std::map<std::string, std::shared_ptr<const ProxyUrl>> RouterImpl::ParseProxyUrls(
@@ -41,8 +39,9 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
   for (;;) {
     if (waiters_.at(id).done) break;
     if (Clock::now() >= deadline) {
-      gave_up = Status::Error(ErrorCode::kTimeout,
-                              Quoted(model_id) + " was not ready before the request's deadline");
+      gave_up =
+          Status::Error(ErrorCode::kTimeout,
+                        ModelLabel(model_id) + " was not ready before the request's deadline");
       break;
     }
     if (cancelled) {
@@ -52,7 +51,7 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
       if (waiters_.at(id).done) break;
       if (gone) {
         gave_up = Status::Error(ErrorCode::kUnavailable,
-                                "request for " + Quoted(model_id) + " was cancelled");
+                                "request for " + ModelLabel(model_id) + " was cancelled");
         break;
       }
     }
@@ -71,7 +70,7 @@ Result<Lease> RouterImpl::Acquire(const std::string& model_id, Clock::time_point
   if (model == config_->models.end()) {  // cannot happen: the Scheduler admits known models only
     scheduler_.RequestFinished(id, Clock::now());
     Changed();
-    return Status::Error(ErrorCode::kNotFound, Quoted(model_id) + " not found");
+    return Status::Error(ErrorCode::kNotFound, ModelLabel(model_id) + " not found");
   }
   Lease lease;
   lease.router_ = shared_from_this();

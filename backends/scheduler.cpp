@@ -6,11 +6,7 @@
 #include "backends/scheduler_policy.h"
 
 namespace swapd {
-namespace {
-
-std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
-
-}  // namespace
+namespace {}  // namespace
 
 const char* ToString(ModelPhase phase) {
   switch (phase) {
@@ -87,12 +83,12 @@ void Scheduler::RequestArrived(RequestId id, const std::string& model, bool evic
   }
   ModelState* m = Find(model);
   if (m == nullptr || m->retired) {
-    effects_->Reject(id, Status::Error(ErrorCode::kNotFound, Quoted(model) + " not found"));
+    effects_->Reject(id, Status::Error(ErrorCode::kNotFound, ModelLabel(model) + " not found"));
     return;
   }
   if (m->concurrency_limit > 0 && m->in_flight >= m->concurrency_limit) {
     effects_->Reject(id, Status::Error(ErrorCode::kTooManyRequests,
-                                       Quoted(model) + ": concurrency limit " +
+                                       ModelLabel(model) + ": concurrency limit " +
                                            std::to_string(m->concurrency_limit) + " reached"));
     return;
   }
@@ -159,7 +155,8 @@ void Scheduler::StartFinished(const std::string& model, const Status& result, Sc
     if (batch != queue_.end()) {
       // Name the model once: a Backend's message usually does already.
       std::string why = result.message();
-      if (why.rfind(Quoted(model), 0) != 0) why = Quoted(model) + " failed to start: " + why;
+      if (why.rfind(ModelLabel(model), 0) != 0)
+        why = ModelLabel(model) + " failed to start: " + why;
       RejectBatch(*batch, Status::Error(ErrorCode::kBackendFailed, why));
       queue_.erase(batch);
     }
@@ -239,8 +236,9 @@ void Scheduler::Reconfigure(const Config& config, const std::set<std::string>& r
   Configure(config);
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (models_.at(it->model).retired) {
-      RejectBatch(*it, Status::Error(ErrorCode::kNotFound,
-                                     Quoted(it->model) + " was removed from the configuration"));
+      RejectBatch(*it,
+                  Status::Error(ErrorCode::kNotFound,
+                                ModelLabel(it->model) + " was removed from the configuration"));
       it = queue_.erase(it);
     } else {
       ++it;

@@ -9,17 +9,16 @@
 namespace swapd {
 namespace {
 
-std::string Quoted(const std::string& model) { return "model \"" + model + "\""; }
-
 // Whole seconds from `now` to `until`, rounded up (0 when past).
 int64_t SecondsLeft(SchedulerTime now, SchedulerTime until) {
   if (until <= now) return 0;
   return std::chrono::ceil<std::chrono::seconds>(until - now).count();
 }
 
-std::string Join(const std::vector<std::string>& models) {
+// Each model as `model "id"`, joined.
+std::string Labels(const std::vector<std::string>& models) {
   std::string out;
-  for (const auto& m : models) out += (out.empty() ? "" : ", ") + Quoted(m);
+  for (const auto& m : models) out += (out.empty() ? "" : ", ") + ModelLabel(m);
   return out;
 }
 
@@ -118,13 +117,14 @@ Scheduler::Plan Scheduler::PlanFor(const std::string& model, MatrixDecision* dec
   }
   if (blocked.empty() && plan.protected_models.empty()) return plan;
   std::string why = plan.refusal.ok()
-                        ? "it needs " + Join(blocked) + " to stop (group or matrix rules), and " +
+                        ? "it needs " + Labels(blocked) + " to stop (group or matrix rules), and " +
                               DescribeProtection(reasons)
                         : plan.refusal.message();
   plan.protected_models.insert(plan.protected_models.end(), blocked.begin(), blocked.end());
-  plan.refusal = Status::Error(ErrorCode::kUnavailable,
-                               Quoted(model) + " cannot be loaded now: " + why + "; retry later")
-                     .WithRetryAfter(RetryAfterSeconds(plan.protected_models));
+  plan.refusal =
+      Status::Error(ErrorCode::kUnavailable,
+                    ModelLabel(model) + " cannot be loaded now: " + why + "; retry later")
+          .WithRetryAfter(RetryAfterSeconds(plan.protected_models));
   return plan;
 }
 
@@ -132,7 +132,7 @@ Scheduler::Preview Scheduler::PreviewFor(const std::string& model) const {
   Preview preview;
   const ModelState* m = Find(model);
   if (m == nullptr) {
-    preview.refusal = "unknown model " + Quoted(model);
+    preview.refusal = "unknown model " + ModelLabel(model);
     return preview;
   }
   preview.phase = m->phase;

@@ -1,15 +1,10 @@
 #include "check/check_model_extras.h"
 
 #include "base/json_text.h"
+#include "base/text.h"
 
 namespace swapd {
 namespace {
-
-std::string Join(const std::vector<std::string>& items, const char* none) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? none : out;
-}
 
 std::string TimeoutsText(const TimeoutsConfig& t, std::chrono::seconds idle_conn) {
   auto s = [](std::chrono::seconds v) {
@@ -46,9 +41,9 @@ void DescribeModelExtras(const ModelConfig& m, const Config& config, std::ostrea
   }
   if (m.capabilities) {
     const ModelCapabilities& c = *m.capabilities;
-    o << "  capabilities: in " << Join(c.in, "-") << "; out " << Join(c.out, "-") << "; tools "
-      << (c.tools ? "yes" : "no") << "; reranker " << (c.reranker ? "yes" : "no") << "; context "
-      << (c.context > 0 ? std::to_string(c.context) : std::string("-")) << "\n";
+    o << "  capabilities: in " << Join(c.in, ", ", "-") << "; out " << Join(c.out, ", ", "-")
+      << "; tools " << (c.tools ? "yes" : "no") << "; reranker " << (c.reranker ? "yes" : "no")
+      << "; context " << (c.context > 0 ? std::to_string(c.context) : std::string("-")) << "\n";
   }
 }
 
@@ -75,7 +70,7 @@ void DescribeProfiles(const Config& config, std::ostream& o) {
   for (const auto& [id, s] : config.selectors) {
     o << "\nselector " << id << " (" << ToString(s.strategy);
     if (s.strategy == SelectorConfig::Strategy::kSpillover) o << ", spillover " << s.spillover;
-    o << "): " << Join(s.targets, "-") << (s.unlisted ? " (unlisted)" : "") << "\n";
+    o << "): " << Join(s.targets, ", ", "-") << (s.unlisted ? " (unlisted)" : "") << "\n";
   }
   for (const auto& [id, peer] : config.peers) {
     o << "\npeer " << id << ": " << peer.proxy

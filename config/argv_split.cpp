@@ -1,18 +1,8 @@
 #include "config/argv_split.h"
+#include "base/text.h"
 
 namespace swapd {
 namespace {
-
-// The characters Go's strings.TrimSpace removes that can appear in a config (ASCII only).
-bool IsTrimSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsTrimSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsTrimSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -28,15 +18,6 @@ std::vector<std::string_view> Lines(std::string_view text) {
   }
 }
 
-std::string Join(const std::vector<std::string>& lines) {
-  std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) out += '\n';
-    out += lines[i];
-  }
-  return out;
-}
-
 bool IsWordSpace(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
 }  // namespace
@@ -44,10 +25,10 @@ bool IsWordSpace(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 std::string StripCommentLines(std::string_view text) {
   std::vector<std::string> kept;
   for (auto line : Lines(text)) {
-    if (Trim(line).starts_with('#')) continue;
+    if (TrimSpace(line).starts_with('#')) continue;
     kept.emplace_back(line);
   }
-  return Join(kept);
+  return Join(kept, "\n");
 }
 
 bool HasWindowsPath(std::string_view t) {
@@ -66,7 +47,7 @@ bool HasWindowsPath(std::string_view t) {
 Result<std::vector<std::string>> SplitCommand(std::string_view command) {
   std::vector<std::string> lines;
   for (auto line : Lines(command)) {
-    std::string_view trimmed = Trim(line);
+    std::string_view trimmed = TrimSpace(line);
     if (trimmed.starts_with('#')) continue;
     if (trimmed.ends_with('\\')) {
       trimmed.remove_suffix(1);
@@ -75,7 +56,7 @@ Result<std::vector<std::string>> SplitCommand(std::string_view command) {
       lines.emplace_back(line);
     }
   }
-  const std::string text = Join(lines);
+  const std::string text = Join(lines, "\n");
 
   std::vector<std::string> words;
   std::string word;

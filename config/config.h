@@ -218,6 +218,9 @@ struct PeerConfig {
   Position pos;
 };
 
+// `model "id"`: how every message names a model.
+inline std::string ModelLabel(const std::string& id) { return "model \"" + id + "\""; }
+
 // How swapd names a peer's model: "<peer>/<model>".
 inline std::string PeerModelId(const std::string& peer, const std::string& model) {
   return peer + "/" + model;

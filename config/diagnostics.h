@@ -41,7 +41,4 @@ class DiagnosticSink {
   std::vector<Diagnostic> items_;
 };
 
-// `model "id"`: the prefix of every message about one model.
-inline std::string ModelLabel(const std::string& id) { return "model \"" + id + "\""; }
-
 }  // namespace swapd

@@ -9,7 +9,7 @@
 namespace swapd {
 namespace {
 
-bool IsNameChar(char c) {
+bool IsSetNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
 
@@ -62,7 +62,7 @@ class Parser {
     const size_t begin = at_;
     if (text_[at_] == '+') ++at_;
     const size_t name_begin = at_;
-    while (at_ < text_.size() && IsNameChar(text_[at_])) ++at_;
+    while (at_ < text_.size() && IsSetNameChar(text_[at_])) ++at_;
     if (at_ == name_begin) {
       if (name_begin != begin) {
         Fail("'+' must be followed by the name of a set");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/text.h"
 #include "config/argv_split.h"
 #include "config/capabilities.h"
 #include "config/macros.h"
@@ -14,13 +15,6 @@ namespace swapd {
 namespace {
 
 constexpr std::string_view kDefaultProxy = "http://localhost:${PORT}";
-
-std::string Trim(std::string_view s) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return std::string(s);
-}
 
 // One string field on its way from YAML to ModelConfig.
 struct Field {
@@ -97,7 +91,7 @@ class ModelBuilder {
 
     for (Field* f : fields) {
       // A model without cmd is reported once, not again through its default proxy.
-      if (f == &proxy && !raw_.proxy.present() && Trim(cmd.text).empty()) continue;
+      if (f == &proxy && !raw_.proxy.present() && TrimSpace(cmd.text).empty()) continue;
       CheckLeftovers(*f, f->text);
     }
     CheckLeftovers(Field{"filters.setParams", nullptr, ""}, set_params);
@@ -222,7 +216,7 @@ class ModelBuilder {
   }
 
   void BuildCommands(const Field& cmd, const Field& cmd_stop, ModelConfig& m) {
-    if (Trim(cmd.text).empty()) {
+    if (TrimSpace(cmd.text).empty()) {
       if (raw_.proxy.present()) {
         sink_.Warning(Pos(cmd), ctx_ +
                                     "has no cmd: it cannot be started, requests to it will "
@@ -239,7 +233,7 @@ class ModelBuilder {
         sink_.Error(Pos(cmd), ctx_ + "cmd: " + argv.status().message());
       }
     }
-    if (!Trim(StripCommentLines(cmd_stop.text)).empty()) {
+    if (!TrimSpace(StripCommentLines(cmd_stop.text)).empty()) {
       auto argv = SplitCommand(cmd_stop.text);
       if (argv.ok()) {
         m.stop_argv = std::move(argv).value();
@@ -269,7 +263,7 @@ class ModelBuilder {
                                 "= to set it to the empty string)");
         continue;
       }
-      std::string key = Trim(f.text.substr(0, eq));
+      std::string key(TrimSpace(std::string_view(f.text).substr(0, eq)));
       if (key.empty()) {
         sink_.Error(Pos(f), ctx_ + "env: \"" + f.text + "\" has no variable name before '='");
         continue;
@@ -347,7 +341,7 @@ std::vector<std::string> SplitStripParams(const std::string& text) {
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    std::string p = Trim(std::string_view(text).substr(start, comma - start));
+    std::string p(TrimSpace(std::string_view(text).substr(start, comma - start)));
     if (!p.empty() && p != "model") params.insert(p);
     start = comma + 1;
   }

@@ -1,4 +1,5 @@
 #include "config/schema_keys.h"
+#include "base/text.h"
 
 #include <algorithm>
 #include <array>
@@ -96,12 +97,6 @@ constexpr std::array<K, 2> kSchedulerSupported = {"use", "settings"};
 constexpr std::array<K, 1> kSchedulerSettingsSupported = {"fifo"};
 constexpr std::array<K, 1> kFifoSupported = {"priority"};
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -127,12 +122,12 @@ bool KeySet::IsUnsupported(std::string_view key) const {
 }
 
 std::optional<std::string> KeySet::Suggest(std::string_view key) const {
-  const std::string lower = Lower(key);
+  const std::string lower = AsciiLower(key);
   std::optional<std::string> best;
   size_t best_distance = 0;
   for (auto list : {supported, unsupported}) {
     for (K known : list) {
-      size_t d = EditDistance(lower, Lower(known));
+      size_t d = EditDistance(lower, AsciiLower(known));
       if (!best || d < best_distance) {
         best = std::string(known);
         best_distance = d;

@@ -3,24 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/text.h"
 #include "config/schema_keys.h"
 
 namespace swapd {
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // Out of line: an inline default list in Config trips GCC 12's -Wmaybe-uninitialized in the
 // code that builds a Config.
@@ -37,9 +24,9 @@ void ReadUiSection(const YamlEntry& e, FieldReader& fields, Config& config) {
   std::vector<std::string> names;
   std::vector<std::string> seen;
   for (const RawText& item : fields.TextList(*session_id, "ui.activity.")) {
-    std::string name = Trim(item.text);
+    std::string name(TrimSpace(item.text));
     if (name.empty()) continue;
-    std::string key = Lower(name);
+    std::string key = AsciiLower(name);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(std::move(key));
     names.push_back(std::move(name));

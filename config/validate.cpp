@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "base/text.h"
 #include "config/argv_split.h"
 #include "config/macros.h"
 #include "config/matrix_link.h"
@@ -12,12 +13,6 @@
 
 namespace swapd {
 namespace {
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
 
 void LinkAliases(const RawConfig& raw, Config& config, DiagnosticSink& sink) {
   for (const auto& model : raw.models) {
@@ -129,7 +124,7 @@ void HintImplicitExclusive(const RawConfig& raw, const Config& config, Diagnosti
 
 void LinkPreload(const RawConfig& raw, Config& config, bool complete, DiagnosticSink& sink) {
   for (const auto& p : raw.preload) {
-    std::string id = Trim(p.text);
+    std::string id(TrimSpace(p.text));
     if (id.empty()) continue;
     const ModelConfig* model = config.FindModel(id);
     if (!model) {

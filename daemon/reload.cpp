@@ -4,20 +4,11 @@
 
 #include <cstdlib>
 
+#include "base/text.h"
 #include "daemon/service_notify.h"
 #include "memory/footprint_monitor.h"
 
 namespace swapd {
-namespace {
-
-std::string Join(const std::set<std::string>& ids) {
-  std::string out;
-  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
-  return out.empty() ? "none" : out;
-}
-
-}  // namespace
-
 void LogDiagnostics(const std::vector<Diagnostic>& diagnostics) {
   for (const auto& d : diagnostics) {
     switch (d.severity) {
@@ -73,7 +64,8 @@ ReloadOutcome Reloader::Reload(const std::string& trigger) {
     spdlog::info("{}: no model changed; {} keep running as they are", trigger, d.unchanged.size());
   } else {
     spdlog::info("{}: added: {}; removed: {}; restarted when idle: {}; unchanged: {}", trigger,
-                 Join(d.added), Join(d.removed), Join(d.changed), d.unchanged.size());
+                 Join(d.added, ", ", "none"), Join(d.removed, ", ", "none"),
+                 Join(d.changed, ", ", "none"), d.unchanged.size());
   }
   NotifyReloaded();
   return outcome;

@@ -1,5 +1,6 @@
 #include "frontdoor/auth.h"
 
+#include "base/text.h"
 #include "http/http1_syntax.h"
 
 namespace swapd {
@@ -19,24 +20,18 @@ bool MatchesAnyKey(const std::vector<std::string>& keys, std::string_view candid
   return found && !candidate.empty();
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 bool IsAuthorized(const std::vector<std::string>& keys, std::string_view authorization,
                   std::string_view x_api_key) {
   if (keys.empty()) return true;
-  if (MatchesAnyKey(keys, Trim(x_api_key))) return true;
-  authorization = Trim(authorization);
+  if (MatchesAnyKey(keys, TrimSpace(x_api_key))) return true;
+  authorization = TrimSpace(authorization);
   if (StartsWithIgnoreCase(authorization, "bearer ")) {
-    return MatchesAnyKey(keys, Trim(authorization.substr(7)));
+    return MatchesAnyKey(keys, TrimSpace(authorization.substr(7)));
   }
   if (StartsWithIgnoreCase(authorization, "basic ")) {
-    std::string decoded = DecodeBase64(Trim(authorization.substr(6)));
+    std::string decoded = DecodeBase64(TrimSpace(authorization.substr(6)));
     size_t colon = decoded.find(':');
     if (colon == std::string::npos) return false;
     return MatchesAnyKey(keys, std::string_view(decoded).substr(colon + 1));

@@ -1,4 +1,5 @@
 #include "frontdoor/model_list.h"
+#include "base/text.h"
 
 #include <algorithm>
 
@@ -9,19 +10,13 @@ bool Has(const std::vector<std::string>& list, const char* value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-std::string Joined(const std::vector<std::string>& list) {
-  std::string out;
-  for (const std::string& s : list) out += (out.empty() ? "" : "+") + s;
-  return out;
-}
-
 }  // namespace
 
 void AddCapabilities(const ModelCapabilities& caps, nlohmann::json& item) {
   if (!caps.in.empty() || !caps.out.empty()) {
     item["architecture"] = {{"input_modalities", caps.in},
                             {"output_modalities", caps.out},
-                            {"modality", Joined(caps.in) + "->" + Joined(caps.out)}};
+                            {"modality", Join(caps.in, "+") + "->" + Join(caps.out, "+")}};
   }
   item["capabilities"] = {
       {"vision", Has(caps.in, "image")},

@@ -8,12 +8,6 @@ namespace {
 
 using Kind = UpstreamFailure::Kind;
 
-bool Failed(UpstreamFailure& failure, Kind kind, std::string text) {
-  failure.kind = kind;
-  failure.text = std::move(text);
-  return false;
-}
-
 // The caller's stop flag, as the connection's reads see it.
 class StopContext final : public RequestContext {
  public:
@@ -37,7 +31,7 @@ bool WrittenByClient(std::string_view name) {
          EqualsIgnoreCase(name, "Transfer-Encoding") || EqualsIgnoreCase(name, "Connection");
 }
 
-std::string RequestHead(const ProxyUrl& url, const ClientRequest& request) {
+std::string ClientRequestHead(const ProxyUrl& url, const ClientRequest& request) {
   std::string head;
   head.reserve(256 + request.target.size());
   head += request.method;
@@ -78,8 +72,8 @@ bool HttpClient::Stream(const ClientRequest& request, const HeadHandler& on_head
                         const BodyHandler& on_body, UpstreamFailure& failure) const {
   failure = {};
   if (!IsHttpUrl(url_)) {
-    return Failed(failure, Kind::kConnect,
-                  "not an http:// or https:// URL: \"" + url_.origin + url_.path_prefix + "\"");
+    return failure.Fail(Kind::kConnect, "not an http:// or https:// URL: \"" + url_.origin +
+                                            url_.path_prefix + "\"");
   }
   StopContext context(stop_);
   // The connection reports the flag as its client gone; here the client is the caller.
@@ -87,12 +81,12 @@ bool HttpClient::Stream(const ClientRequest& request, const HeadHandler& on_head
     if (failure.kind == Kind::kClientGone) failure.text = "stopped";
     return false;
   };
-  if (context.ClientGone()) return Failed(failure, Kind::kClientGone, "stopped");
+  if (context.ClientGone()) return failure.Fail(Kind::kClientGone, "stopped");
   std::unique_ptr<UpstreamConnection> connection =
       UpstreamConnection::Open(url_, timeouts_, failure);
   if (!connection) return false;
   ResponseStart start;
-  if (!connection->Send(RequestHead(url_, request), request.body, failure) ||
+  if (!connection->Send(ClientRequestHead(url_, request), request.body, failure) ||
       !connection->ReadHead(request.method == "HEAD", start, failure, context)) {
     return stopped();
   }
@@ -102,12 +96,12 @@ bool HttpClient::Stream(const ClientRequest& request, const HeadHandler& on_head
   for (const HeaderField& field : start.headers) {
     head.headers.Add(std::string(field.name), std::string(field.value));
   }
-  if (on_head && !on_head(head)) return Failed(failure, Kind::kClientGone, "cancelled");
+  if (on_head && !on_head(head)) return failure.Fail(Kind::kClientGone, "cancelled");
   for (bool done = false; !done;) {
     std::string_view piece;
     if (!connection->ReadBody(piece, done, failure, context)) return stopped();
     if (!piece.empty() && on_body && !on_body(piece)) {
-      return Failed(failure, Kind::kClientGone, "cancelled");
+      return failure.Fail(Kind::kClientGone, "cancelled");
     }
   }
   return true;
@@ -134,8 +128,8 @@ bool HttpClient::Fetch(const ClientRequest& request, ClientResponse& response,
       },
       failure);
   if (too_large) {
-    return Failed(failure, Kind::kMalformed,
-                  "the answer's body is larger than " + SizeText(max_body_));
+    return failure.Fail(Kind::kMalformed,
+                        "the answer's body is larger than " + SizeText(max_body_));
   }
   return whole;
 }

@@ -29,12 +29,6 @@ constexpr size_t kMaxHead = 64 * 1024;     // a response head larger than this i
 // How often a blocking read wakes up to see whether the client is still there.
 constexpr std::chrono::seconds kClientCheck{1};
 
-bool Failed(UpstreamFailure& failure, Kind kind, std::string text) {
-  failure.kind = kind;
-  failure.text = std::move(text);
-  return false;
-}
-
 bool IsTls(const ProxyUrl& url) { return url.origin.rfind("https://", 0) == 0; }
 
 void SetTimeout(int fd, int option, std::chrono::seconds timeout) {
@@ -111,7 +105,7 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
   hints.ai_flags = AI_NUMERICSERV;
   addrinfo* addresses = nullptr;
   if (int rc = getaddrinfo(url.host.c_str(), port.c_str(), &hints, &addresses); rc != 0) {
-    Failed(failure, Kind::kConnect, "cannot resolve " + where + ": " + gai_strerror(rc));
+    failure.Fail(Kind::kConnect, "cannot resolve " + where + ": " + gai_strerror(rc));
     return nullptr;
   }
   int fd = -1;
@@ -124,8 +118,8 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
   }
   freeaddrinfo(addresses);
   if (fd < 0) {
-    Failed(failure, error == ECONNREFUSED ? Kind::kRefused : Kind::kConnect,
-           std::string(std::strerror(error)) + " (" + where + ")");
+    failure.Fail(error == ECONNREFUSED ? Kind::kRefused : Kind::kConnect,
+                 std::string(std::strerror(error)) + " (" + where + ")");
     return nullptr;
   }
   if (timeouts.keepalive.count() > 0) {
@@ -153,7 +147,7 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
            SSL_set_tlsext_host_name(ssl, url.host.c_str()) == 1;
     }
     if (!ok || SSL_connect(ssl) != 1) {
-      Failed(failure, Kind::kConnect, "TLS with " + where + ": " + TlsErrorText());
+      failure.Fail(Kind::kConnect, "TLS with " + where + ": " + TlsErrorText());
       if (ssl != nullptr) SSL_free(ssl);
       close(fd);
       return nullptr;
@@ -187,9 +181,9 @@ bool UpstreamConnection::RawWrite(std::string_view data, UpstreamFailure& failur
     if (ssl_ == nullptr && n < 0 && errno == EINTR) continue;
     // A write that times out is an I/O failure: kTimeout is the backend's silence.
     const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
-    return Failed(failure, Kind::kIo,
-                  timed_out ? "sending the request timed out"
-                            : std::string("sending the request failed: ") + std::strerror(errno));
+    return failure.Fail(
+        Kind::kIo, timed_out ? "sending the request timed out"
+                             : std::string("sending the request failed: ") + std::strerror(errno));
   }
   return true;
 }
@@ -257,7 +251,7 @@ long UpstreamConnection::Fill(UpstreamFailure& failure, RequestContext& context,
     const auto deadline = std::chrono::steady_clock::now() + wait_limit_ - kClientCheck;
     for (;;) {
       if (context.ClientGone()) {
-        Failed(failure, Kind::kClientGone, "the client went away");
+        failure.Fail(Kind::kClientGone, "the client went away");
         return -1;
       }
       if (std::chrono::steady_clock::now() >= deadline) {
@@ -282,8 +276,8 @@ long UpstreamConnection::Fill(UpstreamFailure& failure, RequestContext& context,
     *would_block = true;
     return kWouldBlock;
   }
-  Failed(failure, timed_out ? Kind::kTimeout : Kind::kIo,
-         timed_out ? "read timed out" : std::string("read failed: ") + std::strerror(errno));
+  failure.Fail(timed_out ? Kind::kTimeout : Kind::kIo,
+               timed_out ? "read timed out" : std::string("read failed: ") + std::strerror(errno));
   return -1;
 }
 
@@ -294,23 +288,24 @@ bool UpstreamConnection::ReadHead(bool head_request, ResponseStart& start, Upstr
     size_t head_end = FindHeadEnd(Buffered());
     if (head_end == std::string_view::npos) {
       if (end_ - begin_ > kMaxHead) {
-        return Failed(failure, Kind::kMalformed, "the response head is larger than 64 KiB");
+        return failure.Fail(Kind::kMalformed, "the response head is larger than 64 KiB");
       }
       long n = Fill(failure, context, would_block);
       if (n < 0) return false;
       if (n == 0) {
-        return Failed(failure, Kind::kClosed,
-                      received_any_ ? "the connection closed in the middle of the response head"
-                                    : "the connection closed without an answer");
+        return failure.Fail(Kind::kClosed,
+                            received_any_
+                                ? "the connection closed in the middle of the response head"
+                                : "the connection closed without an answer");
       }
       continue;
     }
     Result<ResponseStart> parsed = ParseResponseHead(Buffered().substr(0, head_end), head_request);
     begin_ += head_end;
-    if (!parsed.ok()) return Failed(failure, Kind::kMalformed, parsed.status().message());
+    if (!parsed.ok()) return failure.Fail(Kind::kMalformed, parsed.status().message());
     if (parsed.value().status >= 100 && parsed.value().status < 200) {
       if (parsed.value().status == 101) {
-        return Failed(failure, Kind::kMalformed, "the backend switched protocols (101)");
+        return failure.Fail(Kind::kMalformed, "the backend switched protocols (101)");
       }
       continue;  // 100 Continue, 103 Early Hints: the answer follows
     }
@@ -331,7 +326,7 @@ bool UpstreamConnection::ReadBody(std::string_view& piece, bool& done, UpstreamF
       begin_ = end_ - in.size();
       if (!piece.empty()) return true;
     }
-    if (body_.failed()) return Failed(failure, Kind::kMalformed, body_.error());
+    if (body_.failed()) return failure.Fail(Kind::kMalformed, body_.error());
     if (body_.done()) {
       done = true;
       piece = {};
@@ -342,8 +337,7 @@ bool UpstreamConnection::ReadBody(std::string_view& piece, bool& done, UpstreamF
     if (n == 0) {
       body_.EndOfInput();
       if (body_.failed()) {
-        return Failed(failure, Kind::kClosed,
-                      "the connection closed before the answer was complete");
+        return failure.Fail(Kind::kClosed, "the connection closed before the answer was complete");
       }
     }
   }

@@ -38,6 +38,12 @@ struct UpstreamFailure {
   std::string text;  // e.g. "connection refused (127.0.0.1:5800)"
 
   bool ok() const { return kind == Kind::kNone; }
+  // Records why an exchange failed; false, for `return failure.Fail(...)`.
+  bool Fail(Kind why, std::string what) {
+    kind = why;
+    text = std::move(what);
+    return false;
+  }
 };
 
 // How long a backend may send nothing, before its first byte or between two, unless the daemon

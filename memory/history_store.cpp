@@ -5,7 +5,7 @@
 namespace swapd {
 namespace {
 
-constexpr const char* kSchema =
+constexpr const char* kFootprintSchema =
     "CREATE TABLE IF NOT EXISTS swapd_footprints ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " model TEXT NOT NULL, definition TEXT NOT NULL, at INTEGER NOT NULL,"
@@ -48,7 +48,7 @@ Footprint LearnedOf(int64_t ram, const std::string& vram_text) {
 }  // namespace
 
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path) {
-  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path, kSchema);
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path, kFootprintSchema);
   if (!db.ok()) return db.status();
   return std::unique_ptr<HistoryStore>(new HistoryStore(std::move(db).value()));
 }

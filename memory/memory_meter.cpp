@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "base/parse_int.h"
+#include "base/text.h"
 #include "memory/process_memory.h"
 #include "memory/tool_run.h"
 
@@ -23,26 +24,20 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kMiB = 1024 * 1024;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // The comma-separated fields of each non-blank line, trimmed.
 std::vector<std::vector<std::string_view>> CsvRows(std::string_view text) {
   std::vector<std::vector<std::string_view>> rows;
   while (!text.empty()) {
     size_t eol = text.find('\n');
-    std::string_view line = Trim(text.substr(0, eol));
+    std::string_view line = TrimSpace(text.substr(0, eol));
     text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
     if (line.empty()) continue;
     std::vector<std::string_view> fields;
     for (size_t comma; (comma = line.find(',')) != std::string_view::npos;) {
-      fields.push_back(Trim(line.substr(0, comma)));
+      fields.push_back(TrimSpace(line.substr(0, comma)));
       line.remove_prefix(comma + 1);
     }
-    fields.push_back(Trim(line));
+    fields.push_back(TrimSpace(line));
     rows.push_back(std::move(fields));
   }
   return rows;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/stable_hash.h"
+#include "base/text.h"
 #include "base/unix_time.h"
 
 namespace swapd {
@@ -34,12 +35,6 @@ constexpr std::array<const char*, 32> kWords = {
     "old",    "road",  "green", "field", "small",   "bird",   "window", "water",
     "summer", "tree",  "long",  "wind",  "over",    "under",  "city",   "hill",
     "night",  "warm",  "bread", "table", "door",    "boat",   "and",    "then"};
-
-std::string Fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
-  return text;
-}
 
 // A file name made of the model's and the gate's names (ids may hold '/' or ':').
 std::string SafeFileName(std::string name) {
@@ -207,7 +202,7 @@ bool BenchRunner::LoadCold(BenchRow& row, bool unload_first) {
     }
     if (m->state == "ready") {
       row.load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      Say(row.model + ": loaded in " + Fixed(row.load_seconds, 2) + " s");
+      Say(row.model + ": loaded in " + FixedPoint(row.load_seconds, 2) + " s");
       return true;
     }
     if (m->start_failures > failures_before || (seen_starting && m->state != "starting")) {
@@ -270,8 +265,8 @@ void BenchRunner::MeasureRuns(BenchRow& row) {
     all_from_timings &= m.from_timings;
     ++row.runs;
     Say(row.model + ": run " + std::to_string(run) + "/" + std::to_string(plan_.runs) + ": tg " +
-        Fixed(m.decode_tps, 1) + " t/s, pp " + Fixed(m.prefill_tps, 1) + " t/s, TTFT " +
-        Fixed(m.ttft_ms, 0) + " ms");
+        FixedPoint(m.decode_tps, 1) + " t/s, pp " + FixedPoint(m.prefill_tps, 1) + " t/s, TTFT " +
+        FixedPoint(m.ttft_ms, 0) + " ms");
   }
   row.ttft_ms = MedianOfKnown(ttft);
   row.prefill_tps = MedianOfKnown(prefill);

@@ -5,7 +5,7 @@
 namespace swapd {
 namespace {
 
-constexpr const char* kSchema =
+constexpr const char* kBenchSchema =
     "CREATE TABLE IF NOT EXISTS swapd_bench_runs ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " model TEXT NOT NULL, mode TEXT NOT NULL, partner TEXT NOT NULL,"
@@ -35,7 +35,7 @@ Result<BenchStore::Stored> ReadStored(const SqliteDb& db, const Statement& selec
 }  // namespace
 
 Result<std::unique_ptr<BenchStore>> BenchStore::Open(const std::string& path) {
-  auto db = SqliteDb::Open(path, kSchema);
+  auto db = SqliteDb::Open(path, kBenchSchema);
   if (!db.ok()) return db.status();
   return std::unique_ptr<BenchStore>(new BenchStore(std::move(db).value()));
 }

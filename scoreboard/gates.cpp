@@ -4,17 +4,11 @@
 #include <regex>
 
 #include "base/json_text.h"
+#include "base/text.h"
 #include "scoreboard/json_schema.h"
 
 namespace swapd {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 Gate BuiltIn(std::string name, std::string prompt) {
   Gate gate;
@@ -104,19 +98,19 @@ std::vector<Gate> BuiltInGates() {
 }
 
 std::string GateAnswerText(std::string_view answer) {
-  std::string_view s = Trim(answer);
+  std::string_view s = TrimSpace(answer);
   if (s.starts_with("<think>")) {
     const size_t end = s.find("</think>");
     if (end != std::string_view::npos)
-      s = Trim(s.substr(end + std::string_view("</think>").size()));
+      s = TrimSpace(s.substr(end + std::string_view("</think>").size()));
   }
   if (s.starts_with("```")) {
     // The opening fence and its language tag go even when the closing one is missing (an answer
     // cut short at max_tokens), so that the check reports the JSON's problem, not the fence.
     const size_t newline = s.find('\n');
     s = newline == std::string_view::npos ? std::string_view() : s.substr(newline + 1);
-    s = Trim(s);
-    if (s.ends_with("```")) s = Trim(s.substr(0, s.size() - 3));
+    s = TrimSpace(s);
+    if (s.ends_with("```")) s = TrimSpace(s.substr(0, s.size() - 3));
   }
   return std::string(s);
 }

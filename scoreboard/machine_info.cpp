@@ -1,4 +1,5 @@
 #include "scoreboard/machine_info.h"
+#include "base/text.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -16,20 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Trim(std::string s) {
-  const char* space = " \t\r\n";
-  s.erase(0,
-          s.find_first_not_of(space) == std::string::npos ? s.size() : s.find_first_not_of(space));
-  s.erase(s.find_last_not_of(space) + 1);
-  return s;
-}
-
 // The first line of a file, trimmed; empty when it cannot be read.
 std::string FirstLine(const fs::path& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  return Trim(line);
+  return std::string(TrimSpace(line));
 }
 
 // The value of the first "key: value" (or "key\t: value") line of `path` whose key is `key`.
@@ -37,8 +30,8 @@ std::string Field(const fs::path& path, const std::string& key) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     const size_t colon = line.find(':');
-    if (colon != std::string::npos && Trim(line.substr(0, colon)) == key) {
-      return Trim(line.substr(colon + 1));
+    if (colon != std::string::npos && TrimSpace(std::string_view(line).substr(0, colon)) == key) {
+      return std::string(TrimSpace(std::string_view(line).substr(colon + 1)));
     }
   }
   return "";
@@ -59,11 +52,11 @@ std::string Cpu(const std::string& proc_root) {
   for (std::string line; std::getline(in, line);) {
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = Trim(line.substr(0, colon));
+    const std::string key(TrimSpace(std::string_view(line).substr(0, colon)));
     if (key == "processor") ++cores;
     // x86 says "model name"; some ARM boards only "Model".
     if (model.empty() && (key == "model name" || key == "Model")) {
-      model = Trim(line.substr(colon + 1));
+      model = std::string(TrimSpace(std::string_view(line).substr(colon + 1)));
     }
   }
   if (cores == 0) cores = static_cast<int>(std::max(sysconf(_SC_NPROCESSORS_ONLN), 0L));

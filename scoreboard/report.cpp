@@ -1,4 +1,5 @@
 #include "scoreboard/report.h"
+#include "base/text.h"
 
 #include <cstdio>
 #include <ctime>
@@ -8,11 +9,9 @@ namespace {
 
 constexpr const char* kUnknown = "-";
 
-std::string Fixed(double value, int decimals) {
-  if (value < 0) return kUnknown;
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
-  return text;
+// A figure of the table; a negative one is not known.
+std::string Figure(double value, int decimals) {
+  return value < 0 ? std::string(kUnknown) : FixedPoint(value, decimals);
 }
 
 // A table cell: one line (runs of white space become one space), '|' escaped.
@@ -115,9 +114,9 @@ std::string MarkdownScoreboard(const ReportInput& input) {
   out += "\n";
   for (size_t i = 0; i < input.rows.size(); ++i) {
     const BenchRow& row = input.rows[i];
-    out += "| " + Cell(row.model) + " | " + Cell(Mode(row)) + " | " + Fixed(row.decode_tps, 1) +
-           " | " + Fixed(row.prefill_tps, 1) + " | " + Fixed(row.ttft_ms, 0) + " | " +
-           Fixed(row.load_seconds, 2) + " | " + Cell(Gates(row)) + " | " + Cell(Notes(row)) + " |";
+    out += "| " + Cell(row.model) + " | " + Cell(Mode(row)) + " | " + Figure(row.decode_tps, 1) +
+           " | " + Figure(row.prefill_tps, 1) + " | " + Figure(row.ttft_ms, 0) + " | " +
+           Figure(row.load_seconds, 2) + " | " + Cell(Gates(row)) + " | " + Cell(Notes(row)) + " |";
     if (input.compare) {
       const std::optional<BenchRow>* before =
           i < input.previous.size() ? &input.previous[i] : nullptr;

@@ -11,7 +11,7 @@ namespace swapd {
 namespace {
 
 // llama-swap's table and indexes (its first migration), so that either can read the other's.
-constexpr const char* kSchema =
+constexpr const char* kActivitySchema =
     "CREATE TABLE IF NOT EXISTS activity ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " ts_created INTEGER NOT NULL,"
@@ -163,7 +163,7 @@ std::optional<SpeedHistogram> HistogramOf(std::vector<double> values) {
 }
 
 Result<std::unique_ptr<ActivityStore>> ActivityStore::Open(const std::string& path) {
-  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path, kSchema);
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path, kActivitySchema);
   if (!db.ok()) return db.status();
   return std::unique_ptr<ActivityStore>(new ActivityStore(std::move(db).value()));
 }

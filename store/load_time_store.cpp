@@ -8,7 +8,7 @@
 namespace swapd {
 namespace {
 
-constexpr const char* kSchema =
+constexpr const char* kLoadTimeSchema =
     "CREATE TABLE IF NOT EXISTS swapd_load_times ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " model TEXT NOT NULL, definition TEXT NOT NULL,"
@@ -19,7 +19,7 @@ constexpr const char* kSchema =
 }  // namespace
 
 Result<std::unique_ptr<LoadTimeStore>> LoadTimeStore::Open(const std::string& path) {
-  auto db = SqliteDb::Open(path, kSchema);
+  auto db = SqliteDb::Open(path, kLoadTimeSchema);
   if (!db.ok()) return db.status();
   return std::unique_ptr<LoadTimeStore>(new LoadTimeStore(std::move(db).value()));
 }

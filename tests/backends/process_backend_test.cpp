@@ -319,7 +319,12 @@ TEST_CASE("ProcessBackend: megabytes of log never block the backend", "[integrat
   // ~9 MB of load lines before readiness: a backend whose pipe is not read would block forever.
   ProcessBackend backend(FakeModel("chatty", {"--log-lines", "100000"}), TestConfig());
   REQUIRE(backend.Start().ok());
-  std::string all = backend.LogTail(1000000);
+  // Ready can be seen a moment before the monitor has read the last lines from the pipe.
+  std::string all;
+  CHECK(WaitFor([&] {
+    all = backend.LogTail(1000000);
+    return all.find("fake load line 100000 of 100000") != std::string::npos;
+  }));
   CHECK(all.size() <= LogRing::kDefaultCapacityBytes + 100000);  // bounded (plus '\n's)
   CHECK(all.size() > LogRing::kDefaultCapacityBytes / 2);
   CHECK_THAT(all, Catch::Contains("fake load line 100000 of 100000"));

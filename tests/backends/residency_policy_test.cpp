@@ -2,6 +2,7 @@
 // recency, pruning, protection, a model too big for any budget, GPUs as their own dimension, and
 // a property test over random resident sets.
 #include "backends/residency_policy.h"
+#include "tests/support/sizes.h"
 
 #include <catch2/catch.hpp>
 #include <random>
@@ -9,7 +10,7 @@
 namespace swapd {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
+using testing::kGiB;
 
 using Verdict = BudgetDecision::Verdict;
 

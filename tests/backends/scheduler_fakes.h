@@ -15,6 +15,8 @@
 
 namespace swapd::testing {
 
+inline const Status kOk = Status::Ok();
+
 class FakeEffects : public SchedulerEffects {
  public:
   void StartModel(const std::string& model) override { log_.push_back("start " + model); }

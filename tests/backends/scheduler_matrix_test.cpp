@@ -12,7 +12,7 @@ using testing::ConfigBuilder;
 using testing::FakeEffects;
 using testing::Log;
 
-const Status kOk = Status::Ok();
+using testing::kOk;
 
 // standard: "(g | q) & v"; big alone (cost 10); x in no set.
 Config MatrixDay() {
@@ -31,11 +31,11 @@ Config MatrixDay() {
   return c;
 }
 
-using Harness = testing::SwapHarness;
+using testing::SwapHarness;
 
 TEST_CASE("matrix: models of one set run together; a swap inside it stops one",
           "[unit][scheduler][matrix]") {
-  Harness h(MatrixDay());
+  SwapHarness h(MatrixDay());
   h.RunAndFinish(1, "g");
   h.RunAndFinish(2, "v");
   CHECK(h.scheduler.Phase("g") == ModelPhase::kReady);
@@ -56,7 +56,7 @@ TEST_CASE("matrix: models of one set run together; a swap inside it stops one",
 
 TEST_CASE("matrix: evictions are issued together and the start waits for all of them",
           "[unit][scheduler][matrix]") {
-  Harness h(MatrixDay());
+  SwapHarness h(MatrixDay());
   h.RunAndFinish(1, "g");
   h.RunAndFinish(2, "v");
   const size_t explained = h.effects.explained_.size();
@@ -76,7 +76,7 @@ TEST_CASE(
     "matrix: a busy model is stopped only once its requests finish; a model in no set "
     "runs alone",
     "[unit][scheduler][matrix]") {
-  Harness h(MatrixDay());
+  SwapHarness h(MatrixDay());
   h.RunAndFinish(1, "g");
   h.scheduler.RequestArrived(2, "v");
   h.scheduler.StartFinished("v", kOk, h.now);
@@ -95,7 +95,7 @@ TEST_CASE(
 
 TEST_CASE("matrix: a ready model serves at once beside a compatible one",
           "[unit][scheduler][matrix]") {
-  Harness h(MatrixDay());
+  SwapHarness h(MatrixDay());
   h.RunAndFinish(1, "q");
   h.RunAndFinish(2, "v");
   h.scheduler.RequestArrived(3, "q");
@@ -106,7 +106,7 @@ TEST_CASE("fifo priority: a higher priority overtakes batches that wait, not one
           "[unit][scheduler]") {
   Config c = ConfigBuilder().Model("a").Model("b").Model("c").Model("vip").Build();
   c.models.at("vip").priority = 10;
-  Harness h(c);
+  SwapHarness h(c);
   h.scheduler.RequestArrived(1, "a");
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.RequestArrived(2, "b");

@@ -8,6 +8,7 @@
 
 #include "backends/scheduler.h"
 #include "tests/backends/scheduler_fakes.h"
+#include "tests/support/sizes.h"
 
 namespace swapd {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using testing::ConfigBuilder;
 using testing::Log;
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
+using testing::kGiB;
 
 // The laptop of examples/duo.yaml with budgets instead of a group: 14 GiB of RAM, a 4 GiB GPU.
 Config BudgetDuo() {
@@ -39,7 +40,7 @@ Config BudgetDuo() {
   return c;
 }
 
-struct Harness : testing::SwapHarness {
+struct MemoryHarness : testing::SwapHarness {
   using SwapHarness::SwapHarness;
   // Runs the duo and finishes its requests: the cpu model is the least recently used.
   void Duo() {
@@ -52,7 +53,7 @@ struct Harness : testing::SwapHarness {
 
 TEST_CASE("budget: a third model that fits in what is free does not unload the duo",
           "[unit][scheduler][budget]") {
-  Harness h(BudgetDuo());
+  MemoryHarness h(BudgetDuo());
   h.Duo();
   h.scheduler.RequestArrived(3, "small");
   CHECK(h.effects.Take() == Log{"start small"});
@@ -64,7 +65,7 @@ TEST_CASE("budget: a third model that fits in what is free does not unload the d
 
 TEST_CASE("budget: a model that does not fit evicts what it must, with reason budget",
           "[unit][scheduler][budget]") {
-  Harness h(BudgetDuo());
+  MemoryHarness h(BudgetDuo());
   h.Duo();
   h.scheduler.RequestArrived(3, "solo");  // 12 GiB + gpu 3 GiB: both duo members must go
   CHECK(h.effects.Take() == Log{"stop duo-cpu", "stop duo-gpu"});
@@ -82,7 +83,7 @@ TEST_CASE("budget: only the least recently used model that is enough goes",
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();
   c.models["small"].memory.ram = 5 * kGiB;  // 10 + 1 + 5 > 14
-  Harness h(c);
+  MemoryHarness h(c);
   h.RunAndFinish(1, "duo-gpu");
   h.RunAndFinish(2, "duo-cpu");  // the cpu model is the most recent now
   h.scheduler.RequestArrived(3, "small");
@@ -96,7 +97,7 @@ TEST_CASE("budget: a protected model is not evicted; the request is refused with
   Config c = BudgetDuo();
   c.models["duo-cpu"].swappable = false;
   c.models["duo-cpu"].ttl = std::chrono::seconds(600);
-  Harness h(c);
+  MemoryHarness h(c);
   h.Duo();
   h.scheduler.RequestArrived(3, "solo");
   CHECK(h.effects.Take() == Log{"reject 3"});
@@ -112,7 +113,7 @@ TEST_CASE("budget: a request with an evictProtectedKeys key may evict a protecte
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();
   c.models["duo-cpu"].swappable = false;
-  Harness h(c);
+  MemoryHarness h(c);
   h.Duo();
   h.scheduler.RequestArrived(3, "solo", /*evict_protected=*/true);
   CHECK(h.effects.Take() == Log{"stop duo-cpu", "stop duo-gpu"});
@@ -128,7 +129,7 @@ TEST_CASE("budget: with onProtected wait, the request waits until the protected 
   Config c = BudgetDuo();
   c.models["duo-cpu"].swappable = false;
   c.memory.wait_for_protected = true;
-  Harness h(c);
+  MemoryHarness h(c);
   h.Duo();
   h.scheduler.RequestArrived(3, "solo");
   CHECK(h.effects.Take().empty());
@@ -145,7 +146,7 @@ TEST_CASE("budget: group rules cannot evict a protected model either",
           "[unit][scheduler][budget]") {
   Config c = ConfigBuilder().Model("a").Model("b").Build();  // the default group swaps them
   c.models["a"].swappable = false;
-  Harness h(c);
+  MemoryHarness h(c);
   h.RunAndFinish(1, "a");
   h.scheduler.RequestArrived(2, "b");
   CHECK(h.effects.Take() == Log{"reject 2"});
@@ -157,7 +158,7 @@ TEST_CASE("minResidency: a model just started is protected until its residency e
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();
   c.models["duo-cpu"].min_residency = std::chrono::seconds(300);
-  Harness h(c);
+  MemoryHarness h(c);
   h.Duo();                    // duo-cpu became ready at t=0; now is t=2
   h.scheduler.SetNow(h.now);  // as the Router does before each request
   h.scheduler.RequestArrived(3, "solo");
@@ -182,7 +183,7 @@ TEST_CASE("minResidency: a waiting load goes on once the residency ends (onProte
   Config c = ConfigBuilder().Model("a").Model("b").Build();  // the default group swaps them
   c.models["a"].min_residency = std::chrono::seconds(60);
   c.memory.wait_for_protected = true;
-  Harness h(c);
+  MemoryHarness h(c);
   h.RunAndFinish(1, "a");
   h.scheduler.RequestArrived(2, "b");
   CHECK(h.effects.Take().empty());
@@ -202,7 +203,7 @@ TEST_CASE(
     "[unit][scheduler][budget]") {
   Config c = ConfigBuilder().Model("a", "", 10, /*ttl_seconds=*/30).Model("b").Build();
   c.models["a"].min_residency = std::chrono::seconds(600);
-  Harness h(c);
+  MemoryHarness h(c);
   h.scheduler.RequestArrived(1, "a");
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.RequestArrived(2, "b");  // while a starts: queued behind a's batch
@@ -221,7 +222,7 @@ TEST_CASE("budget: a model larger than the budget is refused at once",
           "[unit][scheduler][budget]") {
   Config c = BudgetDuo();
   c.models["solo"].memory.vram[0] = 6 * kGiB;
-  Harness h(c);
+  MemoryHarness h(c);
   h.scheduler.RequestArrived(1, "solo");
   CHECK(h.effects.Take() == Log{"reject 1"});
   CHECK_THAT(h.effects.Rejection(1).message(),
@@ -231,7 +232,7 @@ TEST_CASE("budget: a model larger than the budget is refused at once",
 
 TEST_CASE("budget: a larger measured footprint evicts the least recently used others",
           "[unit][scheduler][budget]") {
-  Harness h(BudgetDuo());
+  MemoryHarness h(BudgetDuo());
   h.Duo();
   h.Run(3, "small");                                           // in flight: the most recently used
   h.scheduler.SetFootprint("small", Footprint{5 * kGiB, {}});  // 10 + 1 + 5 > 14

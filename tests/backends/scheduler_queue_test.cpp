@@ -12,17 +12,17 @@ using testing::ConfigBuilder;
 using testing::FakeEffects;
 using testing::Log;
 
-const Status kOk = Status::Ok();
+using testing::kOk;
 
 // Three ungrouped models (the default group: swap, exclusive).
 Config ThreeModels(int limit = 10) {
   return ConfigBuilder().Model("a", "", limit).Model("b", "", limit).Model("c", "", limit).Build();
 }
 
-using Harness = testing::ServingHarness;
+using testing::ServingHarness;
 
 TEST_CASE("a swap waits for requests in flight, then stops before it starts", "[unit][scheduler]") {
-  Harness h(ThreeModels());
+  ServingHarness h(ThreeModels());
   h.Serve(1, "a");
   h.scheduler.RequestArrived(2, "a");
   h.effects.Take();
@@ -40,7 +40,7 @@ TEST_CASE("a swap waits for requests in flight, then stops before it starts", "[
 }
 
 TEST_CASE("QueuePosition: where a model's waiting batch stands", "[unit][scheduler]") {
-  Harness h(ThreeModels());
+  ServingHarness h(ThreeModels());
   CHECK(h.scheduler.QueuePosition("a") == 0);
   h.scheduler.RequestArrived(1, "a");  // a starts: its batch waits at the head until ready
   h.scheduler.RequestArrived(2, "b");
@@ -55,12 +55,12 @@ TEST_CASE("QueuePosition: where a model's waiting batch stands", "[unit][schedul
 }
 
 TEST_CASE("idle conflicts stop at once while busy ones drain", "[unit][scheduler]") {
-  Harness h(ConfigBuilder()
-                .Group("duo", /*swap=*/false, /*exclusive=*/true, /*persistent=*/false)
-                .Model("coder", "duo")
-                .Model("helper", "duo")
-                .Model("a")
-                .Build());
+  ServingHarness h(ConfigBuilder()
+                       .Group("duo", /*swap=*/false, /*exclusive=*/true, /*persistent=*/false)
+                       .Model("coder", "duo")
+                       .Model("helper", "duo")
+                       .Model("a")
+                       .Build());
   h.Serve(1, "coder");
   h.scheduler.RequestArrived(2, "helper");
   h.scheduler.StartFinished("helper", kOk, h.now);
@@ -78,7 +78,7 @@ TEST_CASE("idle conflicts stop at once while busy ones drain", "[unit][scheduler
 
 TEST_CASE("requests for the same model are collated: A B A B is served A A B B",
           "[unit][scheduler]") {
-  Harness h(ThreeModels());
+  ServingHarness h(ThreeModels());
   h.Serve(1, "c");  // blocks everything while in flight
   h.scheduler.RequestArrived(2, "a");
   h.scheduler.RequestArrived(3, "b");
@@ -100,7 +100,7 @@ TEST_CASE("requests for the same model are collated: A B A B is served A A B B",
 }
 
 TEST_CASE("steady traffic to a running model cannot starve a queued swap", "[unit][scheduler]") {
-  Harness h(ThreeModels());
+  ServingHarness h(ThreeModels());
   h.Serve(1, "a");
   h.scheduler.RequestArrived(2, "b");  // the swap: waits for "a" to drain
   RequestId id = 10;
@@ -126,7 +126,7 @@ TEST_CASE("steady traffic to a running model cannot starve a queued swap", "[uni
 }
 
 TEST_CASE("without a queued swap, the fast path admits without bound", "[unit][scheduler]") {
-  Harness h(ThreeModels(/*limit=*/100));
+  ServingHarness h(ThreeModels(/*limit=*/100));
   h.Serve(1, "a");
   for (RequestId id = 2; id < 50; ++id) h.scheduler.RequestArrived(id, "a");
   CHECK(h.scheduler.InFlight("a") == 49);
@@ -135,7 +135,7 @@ TEST_CASE("without a queued swap, the fast path admits without bound", "[unit][s
 
 TEST_CASE("concurrencyLimit rejects arrivals beyond it at once with kTooManyRequests",
           "[unit][scheduler]") {
-  Harness h(ThreeModels(/*limit=*/2));
+  ServingHarness h(ThreeModels(/*limit=*/2));
   h.Serve(1, "a");
   h.scheduler.RequestArrived(2, "a");
   h.scheduler.RequestArrived(3, "a");
@@ -149,7 +149,7 @@ TEST_CASE("concurrencyLimit rejects arrivals beyond it at once with kTooManyRequ
 
 TEST_CASE("requests queued for a start do not count against the limit; extra ones wait",
           "[unit][scheduler]") {
-  Harness h(ThreeModels(/*limit=*/2));
+  ServingHarness h(ThreeModels(/*limit=*/2));
   for (RequestId id = 1; id <= 3; ++id) h.scheduler.RequestArrived(id, "a");
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.StartFinished("a", kOk, h.now);
@@ -160,7 +160,7 @@ TEST_CASE("requests queued for a start do not count against the limit; extra one
 }
 
 TEST_CASE("a withdrawn request does not leave the scheduler waiting for it", "[unit][scheduler]") {
-  Harness h(ThreeModels());
+  ServingHarness h(ThreeModels());
   h.Serve(1, "a");
   h.scheduler.RequestArrived(2, "b");  // a swap waiting for "a"
   h.scheduler.RequestArrived(3, "c");  // behind it
@@ -177,7 +177,7 @@ TEST_CASE("a withdrawn request does not leave the scheduler waiting for it", "[u
 }
 
 TEST_CASE("a withdrawn swap no longer holds its model to the bypass bound", "[unit][scheduler]") {
-  Harness h(ThreeModels(/*limit=*/100));
+  ServingHarness h(ThreeModels(/*limit=*/100));
   h.Serve(1, "a");
   h.scheduler.RequestArrived(2, "b");
   CHECK(h.scheduler.RequestWithdrawn(2));
@@ -192,7 +192,7 @@ TEST_CASE("a withdrawn swap no longer holds its model to the bypass bound", "[un
 }
 
 TEST_CASE("a withdrawn waiter leaves a started model to run idle", "[unit][scheduler]") {
-  Harness h(ThreeModels());
+  ServingHarness h(ThreeModels());
   h.scheduler.RequestArrived(1, "a");
   CHECK(h.effects.Take() == Log{"start a"});
   CHECK(h.scheduler.RequestWithdrawn(1));

@@ -13,7 +13,7 @@ using testing::ConfigBuilder;
 using testing::FakeEffects;
 using testing::Log;
 
-const Status kOk = Status::Ok();
+using testing::kOk;
 
 // A duo that runs together.
 Config Duo() {
@@ -24,10 +24,10 @@ Config Duo() {
       .Build();
 }
 
-using Harness = testing::ServingHarness;
+using testing::ServingHarness;
 
 TEST_CASE("reload: an unchanged model keeps running and serving", "[unit][scheduler][reload]") {
-  Harness h(Duo());
+  ServingHarness h(Duo());
   h.Serve(1, "a");
   h.Serve(2, "b");
   h.scheduler.Reconfigure(Duo(), {"b"});
@@ -39,7 +39,7 @@ TEST_CASE("reload: an unchanged model keeps running and serving", "[unit][schedu
 
 TEST_CASE("reload: a changed model restarts only after its in-flight requests finish",
           "[unit][scheduler][reload]") {
-  Harness h(Duo());
+  ServingHarness h(Duo());
   h.Serve(1, "b");
   h.scheduler.Reconfigure(Duo(), {"b"});
   CHECK(h.effects.Take().empty());
@@ -57,7 +57,7 @@ TEST_CASE("reload: a changed model restarts only after its in-flight requests fi
 
 TEST_CASE("reload: a changed idle model stops at once; nothing restarts it until asked",
           "[unit][scheduler][reload]") {
-  Harness h(Duo());
+  ServingHarness h(Duo());
   h.Serve(1, "a");
   h.scheduler.RequestFinished(1, h.now);
   h.scheduler.Reconfigure(Duo(), {"a"});
@@ -71,7 +71,7 @@ TEST_CASE("reload: a changed idle model stops at once; nothing restarts it until
 
 TEST_CASE("reload: a changed model that is starting is cancelled and its waiters restart it",
           "[unit][scheduler][reload]") {
-  Harness h(Duo());
+  ServingHarness h(Duo());
   h.scheduler.RequestArrived(1, "a");
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.Reconfigure(Duo(), {"a"});
@@ -85,7 +85,7 @@ TEST_CASE("reload: a changed model that is starting is cancelled and its waiters
 
 TEST_CASE("reload: a removed model drains, stops, and is not found afterwards",
           "[unit][scheduler][reload]") {
-  Harness h(Duo());
+  ServingHarness h(Duo());
   h.Serve(1, "a");
   h.Serve(2, "b");
   Config only_a = ConfigBuilder().Group("duo", false, true, false).Model("a", "duo").Build();
@@ -102,7 +102,7 @@ TEST_CASE("reload: a removed model drains, stops, and is not found afterwards",
 }
 
 TEST_CASE("reload: queued requests for a removed model are rejected", "[unit][scheduler][reload]") {
-  Harness h(ConfigBuilder().Model("a").Model("b").Build());
+  ServingHarness h(ConfigBuilder().Model("a").Model("b").Build());
   h.Serve(1, "a");
   h.scheduler.RequestArrived(2, "b");  // waits for a's request to finish
   CHECK(h.effects.Take().empty());
@@ -115,7 +115,7 @@ TEST_CASE("reload: queued requests for a removed model are rejected", "[unit][sc
 
 TEST_CASE("reload: an added model is routable and new group rules apply",
           "[unit][scheduler][reload]") {
-  Harness h(ConfigBuilder().Model("a").Build());
+  ServingHarness h(ConfigBuilder().Model("a").Build());
   h.Serve(1, "a");
   h.scheduler.RequestFinished(1, h.now);
   // c joins; a and c now share a non-exclusive group that lets them run together.
@@ -131,7 +131,7 @@ TEST_CASE("reload: an added model is routable and new group rules apply",
 }
 
 TEST_CASE("reload: a new concurrency limit applies at once", "[unit][scheduler][reload]") {
-  Harness h(ConfigBuilder().Model("a", "", 10).Build());
+  ServingHarness h(ConfigBuilder().Model("a", "", 10).Build());
   h.Serve(1, "a");
   h.scheduler.Reconfigure(ConfigBuilder().Model("a", "", 1).Build(), {});
   h.scheduler.RequestArrived(2, "a");
@@ -140,7 +140,7 @@ TEST_CASE("reload: a new concurrency limit applies at once", "[unit][scheduler][
 }
 
 TEST_CASE("reload: a removed model that comes back serves again", "[unit][scheduler][reload]") {
-  Harness h(ConfigBuilder().Model("a").Model("b").Build());
+  ServingHarness h(ConfigBuilder().Model("a").Model("b").Build());
   h.scheduler.Reconfigure(ConfigBuilder().Model("a").Build(), {});
   h.scheduler.Preload({"b"});
   CHECK(h.effects.Take().empty());

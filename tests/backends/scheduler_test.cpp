@@ -15,7 +15,7 @@ using testing::ConfigBuilder;
 using testing::FakeEffects;
 using testing::Log;
 
-const Status kOk = Status::Ok();
+using testing::kOk;
 
 // The laptop of DESIGN.md: a duo (swap: false, exclusive: true), two ungrouped models, a
 // persistent embedding group and a non-exclusive side group.
@@ -33,7 +33,7 @@ Config DayConfig() {
       .Build();
 }
 
-using Harness = testing::SwapHarness;
+using testing::SwapHarness;
 
 TEST_CASE("conflicts follow DESIGN.md group semantics", "[unit][scheduler]") {
   auto c = ComputeConflicts(DayConfig());
@@ -72,7 +72,7 @@ TEST_CASE("each conflict has its reason in the config's words", "[unit][schedule
 
 TEST_CASE("a swap issues its stops first and starts only when they completed",
           "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "coder");
   h.Run(2, "helper");
   h.scheduler.RequestFinished(1, h.now);
@@ -92,7 +92,7 @@ TEST_CASE("a swap issues its stops first and starts only when they completed",
 }
 
 TEST_CASE("duo members run together; a persistent group survives swaps", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "emb");
   h.Run(2, "coder");
   h.scheduler.RequestArrived(3, "helper");
@@ -110,7 +110,7 @@ TEST_CASE("duo members run together; a persistent group survives swaps", "[unit]
 
 TEST_CASE("a non-exclusive group leaves others running, an exclusive one stops it",
           "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "a");
   h.scheduler.RequestArrived(2, "tts");
   CHECK(h.effects.Take() == Log{"start tts"});
@@ -127,7 +127,7 @@ TEST_CASE("a non-exclusive group leaves others running, an exclusive one stops i
 }
 
 TEST_CASE("requests for a starting model join its start", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.RequestArrived(1, "a");
   h.scheduler.RequestArrived(2, "a");
   CHECK(h.effects.Take() == Log{"start a"});
@@ -138,12 +138,12 @@ TEST_CASE("requests for a starting model join its start", "[unit][scheduler]") {
 }
 
 TEST_CASE("swaps with disjoint effects run in parallel", "[unit][scheduler]") {
-  Harness h(ConfigBuilder()
-                .Group("g1", true, false, false)
-                .Group("g2", true, false, false)
-                .Model("x", "g1")
-                .Model("y", "g2")
-                .Build());
+  SwapHarness h(ConfigBuilder()
+                    .Group("g1", true, false, false)
+                    .Group("g2", true, false, false)
+                    .Model("x", "g1")
+                    .Model("y", "g2")
+                    .Build());
   h.scheduler.RequestArrived(1, "x");
   h.scheduler.RequestArrived(2, "y");
   CHECK(h.effects.Take() == Log{"start x", "start y"});
@@ -153,7 +153,7 @@ TEST_CASE("swaps with disjoint effects run in parallel", "[unit][scheduler]") {
 }
 
 TEST_CASE("duo members requested together start in parallel", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.RequestArrived(1, "coder");
   h.scheduler.RequestArrived(2, "helper");
   CHECK(h.effects.Take() == Log{"start coder", "start helper"});
@@ -161,7 +161,7 @@ TEST_CASE("duo members requested together start in parallel", "[unit][scheduler]
 
 TEST_CASE("a failed start fails all its waiters; the next request tries again",
           "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.RequestArrived(1, "a");
   h.scheduler.RequestArrived(2, "a");
   h.effects.Take();
@@ -184,7 +184,7 @@ TEST_CASE("a failed start fails all its waiters; the next request tries again",
 
 TEST_CASE("a backend that exits while ready is stopped and started again on demand",
           "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "a");
   h.scheduler.BackendExited("a");
   CHECK(h.scheduler.Phase("a") == ModelPhase::kStopped);
@@ -198,7 +198,7 @@ TEST_CASE("a backend that exits while ready is stopped and started again on dema
 
 TEST_CASE("TTL stops a model idle for its ttl, counted from ready or last finish",
           "[unit][scheduler]") {
-  Harness h(ConfigBuilder().Model("a", "", 10, /*ttl=*/5).Model("b").Build());
+  SwapHarness h(ConfigBuilder().Model("a", "", 10, /*ttl=*/5).Model("b").Build());
   h.scheduler.RequestArrived(1, "a");
   h.effects.Take();
   CHECK_FALSE(h.scheduler.NextDeadline());  // starting
@@ -230,7 +230,7 @@ TEST_CASE("TTL stops a model idle for its ttl, counted from ready or last finish
 
 TEST_CASE("unload stops at once; queued requests start the model again afterwards",
           "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "a");
   h.scheduler.Unload("a");  // request 1 still in flight
   CHECK(h.effects.Take() == Log{"stop a"});
@@ -248,7 +248,7 @@ TEST_CASE("unload stops at once; queued requests start the model again afterward
 
 TEST_CASE("unload of a starting model cancels the start and keeps its waiters",
           "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.RequestArrived(1, "a");
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.Unload("");
@@ -264,7 +264,7 @@ TEST_CASE("unload of a starting model cancels the start and keeps its waiters",
 }
 
 TEST_CASE("unload drops a preload that has not happened yet", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.Preload({"a"});
   CHECK(h.effects.Take() == Log{"start a"});
   h.scheduler.Unload("a");
@@ -276,7 +276,7 @@ TEST_CASE("unload drops a preload that has not happened yet", "[unit][scheduler]
 }
 
 TEST_CASE("unload all stops every running model", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "emb");
   h.Run(2, "coder");
   h.scheduler.Unload("");
@@ -287,7 +287,7 @@ TEST_CASE("unload all stops every running model", "[unit][scheduler]") {
 }
 
 TEST_CASE("preload honours groups: the later of two conflicting models wins", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.Preload({"a", "emb", "b"});
   CHECK(h.effects.Take() == Log{"start a"});  // emb conflicts with a: it waits
   h.scheduler.StartFinished("a", kOk, h.now);
@@ -303,7 +303,7 @@ TEST_CASE("preload honours groups: the later of two conflicting models wins", "[
 }
 
 TEST_CASE("shutdown fails queued requests, stops everything, admits nothing", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.Run(1, "emb");                     // persistent: keeps running beside "a"
   h.scheduler.RequestArrived(2, "a");  // starting
   h.scheduler.RequestArrived(3, "b");  // waits for "a"
@@ -327,7 +327,7 @@ TEST_CASE("shutdown fails queued requests, stops everything, admits nothing", "[
 }
 
 TEST_CASE("an unknown model is rejected with kNotFound", "[unit][scheduler]") {
-  Harness h(DayConfig());
+  SwapHarness h(DayConfig());
   h.scheduler.RequestArrived(1, "nope");
   CHECK(h.effects.Take() == Log{"reject 1"});
   CHECK(h.effects.Rejection(1).code() == ErrorCode::kNotFound);

@@ -13,7 +13,7 @@ using testing::FindDiag;
 using testing::Parse;
 using Combos = std::vector<std::vector<std::string>>;
 
-constexpr const char* kModels = R"yaml(
+constexpr const char* kMatrixModels = R"yaml(
 models:
   gemma: {cmd: "srv --port ${PORT}"}
   qwen: {cmd: "srv --port ${PORT}", aliases: [q]}
@@ -53,7 +53,7 @@ TEST_CASE("the set language: & binds tighter than |, parentheses group", "[unit]
 }
 
 TEST_CASE("routing.router.use: matrix reads vars, costs and sets in order", "[unit][config]") {
-  auto r = Parse(std::string(kModels) + R"yaml(
+  auto r = Parse(std::string(kMatrixModels) + R"yaml(
 routing:
   router:
     use: matrix
@@ -85,7 +85,7 @@ routing:
 }
 
 TEST_CASE("the legacy top-level matrix works the same", "[unit][config]") {
-  auto r = Parse(std::string(kModels) + "matrix:\n  sets:\n    s: gemma & voice\n");
+  auto r = Parse(std::string(kMatrixModels) + "matrix:\n  sets:\n    s: gemma & voice\n");
   INFO(r.ErrorText());
   REQUIRE(r.ok());
   REQUIRE(r.config->matrix);
@@ -93,7 +93,7 @@ TEST_CASE("the legacy top-level matrix works the same", "[unit][config]") {
 }
 
 TEST_CASE("matrix errors name the file, line and column", "[unit][config]") {
-  auto r = Parse(std::string(kModels) + R"yaml(matrix:
+  auto r = Parse(std::string(kMatrixModels) + R"yaml(matrix:
   vars:
     "x y": gemma
     z: ghost
@@ -120,11 +120,11 @@ TEST_CASE("matrix errors name the file, line and column", "[unit][config]") {
 
 TEST_CASE("a matrix needs a set; use: matrix needs the matrix; styles never mix",
           "[unit][config]") {
-  auto empty = Parse(std::string(kModels) + "matrix:\n  vars: {g: gemma}\n");
+  auto empty = Parse(std::string(kMatrixModels) + "matrix:\n  vars: {g: gemma}\n");
   REQUIRE_FALSE(empty.ok());
   CHECK(At(FindDiag(empty, "matrix: at least one set is required")) == "8:1");
 
-  auto missing = Parse(std::string(kModels) + R"yaml(
+  auto missing = Parse(std::string(kMatrixModels) + R"yaml(
 routing:
   router:
     use: matrix
@@ -137,7 +137,7 @@ routing:
                     "is missing")) == "11:10");
   CHECK(FindDiag(missing, "routing.router.settings.groups: ignored, routing.router.use is matrix"));
 
-  auto mixed = Parse(std::string(kModels) + R"yaml(matrix:
+  auto mixed = Parse(std::string(kMatrixModels) + R"yaml(matrix:
   sets: {s: gemma}
 routing:
   router:
@@ -146,14 +146,15 @@ routing:
   REQUIRE_FALSE(mixed.ok());
   CHECK(FindDiag(mixed, "routing.router cannot be used together with the top-level matrix"));
 
-  auto unknown = Parse(std::string(kModels) + "matrix:\n  sets: {s: gemma}\n  evict: {}\n", {},
-                       /*strict=*/true);
+  auto unknown =
+      Parse(std::string(kMatrixModels) + "matrix:\n  sets: {s: gemma}\n  evict: {}\n", {},
+            /*strict=*/true);
   REQUIRE_FALSE(unknown.ok());
   CHECK(FindDiag(unknown, "unknown key matrix.evict"));
 }
 
 TEST_CASE("routing.scheduler fifo priorities go to their models", "[unit][config]") {
-  auto r = Parse(std::string(kModels) + R"yaml(
+  auto r = Parse(std::string(kMatrixModels) + R"yaml(
 routing:
   scheduler:
     use: fifo
@@ -168,7 +169,7 @@ routing:
   CHECK(r.config->models.at("qwen").priority == 5);
   CHECK(r.config->models.at("gemma").priority == 0);
 
-  auto bad = Parse(std::string(kModels) + R"yaml(
+  auto bad = Parse(std::string(kMatrixModels) + R"yaml(
 routing:
   scheduler:
     use: lifo

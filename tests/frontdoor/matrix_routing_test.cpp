@@ -27,11 +27,6 @@ std::set<std::string> ReadyModels(const std::string& base_url) {
   return ready;
 }
 
-int Chat(const std::string& url, const std::string& model) {
-  return HttpPost(url, "/v1/chat/completions", ChatBody(model, false), "application/json", 60s)
-      .status;
-}
-
 TEST_CASE("the matrix keeps a set together and evicts the cheapest way, all at once",
           "[integration][front][matrix]") {
   int p1 = FreeLoopbackPort(), p2 = FreeLoopbackPort(), p3 = FreeLoopbackPort(),
@@ -57,19 +52,19 @@ TEST_CASE("the matrix keeps a set together and evicts the cheapest way, all at o
                    10s);
   };
 
-  REQUIRE(Chat(url, "mx-big") == 200);
-  REQUIRE(Chat(url, "mx-voice") == 200);
+  REQUIRE(ChatStatus(url, "mx-big") == 200);
+  REQUIRE(ChatStatus(url, "mx-voice") == 200);
   CHECK(ReadyModels(url) == std::set<std::string>{"mx-big", "mx-voice"});
 
   // mx-small fits with mx-voice (evicting mx-big, cost 10) or with mx-big (evicting mx-voice,
   // cost 1): the cheaper keeps the big model.
-  REQUIRE(Chat(url, "mx-small") == 200);
+  REQUIRE(ChatStatus(url, "mx-small") == 200);
   CHECK(NoneWithArgWithin("--model mx-voice "));
   CHECK(ReadyModels(url) == std::set<std::string>{"mx-big", "mx-small"});
   CHECK(logged("matrix: model=mx-small set=pair dsl=\"b & s\" evict=[mx-voice] cost=1"));
 
   // mx-solo is in no set: it runs alone, and both residents stop (in one batch).
-  REQUIRE(Chat(url, "mx-solo") == 200);
+  REQUIRE(ChatStatus(url, "mx-solo") == 200);
   CHECK(NoneWithArgWithin("--model mx-big "));
   CHECK(NoneWithArgWithin("--model mx-small "));
   CHECK(ReadyModels(url) == std::set<std::string>{"mx-solo"});

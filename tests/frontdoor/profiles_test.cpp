@@ -16,11 +16,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-int Chat(const std::string& url, const std::string& model) {
-  return HttpPost(url, "/v1/chat/completions", ChatBody(model, false), "application/json", 60s)
-      .status;
-}
-
 HttpReply Put(const std::string& url, const std::string& path, const std::string& body) {
   httplib::Client client(url);
   client.set_read_timeout(30, 0);
@@ -63,15 +58,15 @@ TEST_CASE("profiles switch pins at runtime and reset on reload", "[integration][
   REQUIRE(profiles["profiles"].size() == 2);
   CHECK(profiles["profiles"][0]["id"] == "coding");
   CHECK(profiles["profiles"][0]["pins"] == json{{"llm-code", "pf-big"}, {"pf-tiny", nullptr}});
-  CHECK(Chat(url, "llm-code") == 404);
-  CHECK(Chat(url, "pf-tiny") == 200);
+  CHECK(ChatStatus(url, "llm-code") == 404);
+  CHECK(ChatStatus(url, "pf-tiny") == 200);
 
   REQUIRE(Put(url, "/api/profiles/active", R"({"name":"coding"})").status == 200);
   CHECK(json::parse(HttpGet(url, "/api/profiles").body)["active"] == "coding");
-  CHECK(Chat(url, "llm-code") == 200);
+  CHECK(ChatStatus(url, "llm-code") == 200);
   CHECK(ServedBy(url, "llm-code") == "pf-big");
-  CHECK(Chat(url, "pf-tiny") == 404);   // disabled while coding is active
-  CHECK(Chat(url, "pf-small") == 200);  // model ids always win
+  CHECK(ChatStatus(url, "pf-tiny") == 404);   // disabled while coding is active
+  CHECK(ChatStatus(url, "pf-small") == 200);  // model ids always win
   json data = json::parse(HttpGet(url, "/v1/models").body)["data"];
   std::vector<std::string> ids;
   for (const auto& m : data) ids.push_back(m["id"]);
@@ -81,7 +76,7 @@ TEST_CASE("profiles switch pins at runtime and reset on reload", "[integration][
 
   REQUIRE(Put(url, "/api/profiles/active", R"({"name":"light"})").status == 200);
   CHECK(ServedBy(url, "llm-code") == "pf-small");
-  CHECK(Chat(url, "pf-tiny") == 200);
+  CHECK(ChatStatus(url, "pf-tiny") == 200);
 
   // Bad switches change nothing.
   CHECK(Put(url, "/api/profiles/active", R"({"name":"nope"})").status == 404);
@@ -93,11 +88,11 @@ TEST_CASE("profiles switch pins at runtime and reset on reload", "[integration][
   REQUIRE(HttpPost(url, "/api/config/reload", "").status == 200);
   CHECK(WaitFor([&] { return json::parse(HttpGet(url, "/api/profiles").body)["active"].is_null(); },
                 20s));
-  CHECK(Chat(url, "llm-code") == 404);
+  CHECK(ChatStatus(url, "llm-code") == 404);
 
   REQUIRE(Put(url, "/api/profiles/active", R"({"name":"coding"})").status == 200);
   REQUIRE(Put(url, "/api/profiles/active", R"({"name":null})").status == 200);
-  CHECK(Chat(url, "llm-code") == 404);
+  CHECK(ChatStatus(url, "llm-code") == 404);
 }
 
 }  // namespace

@@ -10,14 +10,13 @@
 #include "memory/memory_meter.h"
 #include "tests/support/fake_backend_process.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/sizes.h"
 #include "tests/support/temp_dir.h"
 
 namespace swapd::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int64_t kMiB = 1024 * 1024;
 
 // A directory holding the fake GPU tools asked for, alone on PATH with bash's directory.
 struct ToolsOnPath {

@@ -9,6 +9,7 @@
 
 #include "tests/config/config_test_util.h"
 #include "tests/support/http_wait.h"
+#include "tests/support/sizes.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
@@ -18,8 +19,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-
-constexpr int64_t kMiB = int64_t{1} << 20;
 
 FootprintRecord Record(const std::string& model, const std::string& definition, uint64_t ram_mib,
                        uint64_t gpu0_mib = 0) {

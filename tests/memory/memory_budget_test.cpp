@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/http_wait.h"
+#include "tests/support/sizes.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
@@ -21,8 +22,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-constexpr int64_t kMiB = int64_t{1} << 20;
 
 // A temporary directory for tools, with a fake nvidia-smi in it when asked.
 struct ToolDir {

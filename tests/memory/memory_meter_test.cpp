@@ -19,6 +19,7 @@
 #include "tests/support/fake_backend_process.h"
 #include "tests/support/proc_file.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/sizes.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
 
@@ -28,8 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-constexpr int64_t kMiB = 1024 * 1024;
 
 // A directory holding tests/support/fake-nvidia-smi as "nvidia-smi", put first on PATH.
 struct FakeNvidiaSmiOnPath {

@@ -10,12 +10,11 @@
 #include <string>
 
 #include "memory/memory_meter.h"
+#include "tests/support/sizes.h"
 #include "tests/support/temp_dir.h"
 
 namespace swapd::testing {
 namespace {
-
-constexpr int64_t kMiB = 1024 * 1024;
 
 // Writes `mib` MiB to `path` and asks the kernel to drop its pages. False when they stay
 // (a tmpfs keeps them: nothing to prefetch there).

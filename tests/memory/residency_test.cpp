@@ -20,7 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-std::string StateOf(const SwapdInstance& swapd, const std::string& id) {
+std::string ModelState(const SwapdInstance& swapd, const std::string& id) {
   HttpReply reply = HttpGet(swapd.base_url, "/api/models");
   REQUIRE(reply.status == 200);
   const json api = json::parse(reply.body);
@@ -59,8 +59,8 @@ TEST_CASE("minResidency: a swap that would stop the model early gets 503 + Retry
   const json doc = json::parse(b->body);
   CHECK_THAT(doc["error"]["message"].get<std::string>(),
              Catch::Contains("\"a\"") && Catch::Contains("minResidency: 600 s"));
-  CHECK(StateOf(s, "a") == "ready");
-  CHECK(StateOf(s, "b") == "stopped");
+  CHECK(ModelState(s, "a") == "ready");
+  CHECK(ModelState(s, "b") == "stopped");
   // /api/models shows the setting.
   const json api = json::parse(HttpGet(s.base_url, "/api/models").body);
   for (const json& m : api["models"]) {
@@ -80,7 +80,7 @@ TEST_CASE("minResidency with onProtected: wait: the swap happens once the reside
       HttpPost(s.base_url, "/v1/chat/completions", ChatBody("b", false), "application/json", 60s);
   INFO(b.Describe());
   CHECK(b.status == 200);
-  CHECK(StateOf(s, "a") == "stopped");
+  CHECK(ModelState(s, "a") == "stopped");
   const std::string logs = HttpGet(s.base_url, "/logs").body;
   CHECK_THAT(logs, Catch::Contains("minResidency: 2 s") && Catch::Contains("(waiting)"));
   CHECK_THAT(logs, Catch::Contains("model a: stopping (group)"));

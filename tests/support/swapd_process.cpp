@@ -137,4 +137,10 @@ std::string ChatBody(const std::string& model, bool stream, int max_tokens,
   return body.dump();
 }
 
+int ChatStatus(const std::string& url, const std::string& model) {
+  return HttpPost(url, "/v1/chat/completions", ChatBody(model, false), "application/json",
+                  std::chrono::seconds(60))
+      .status;
+}
+
 }  // namespace swapd::testing

@@ -70,4 +70,7 @@ StreamedReply StreamPost(const std::string& base_url, const std::string& path,
 std::string ChatBody(const std::string& model, bool stream, int max_tokens = 8,
                      const std::string& prompt = "hello there");
 
+// The status of a non-streamed chat completion for `model` at `url` (a minute to answer).
+int ChatStatus(const std::string& url, const std::string& model);
+
 }  // namespace swapd::testing
