@@ -9,4 +9,4 @@ scripts/install-browser-test.sh
 scripts/build.sh
 build_dir="${BUILD_DIR:-build}"
 cd "$build_dir"
-ctest --output-on-failure
+ctest --output-on-failure -j "$(nproc)"
