@@ -1,5 +1,5 @@
-// Small text helpers every layer needs, ASCII only: trimming whitespace, lower case, a number
-// with fixed decimals, joining a list for a message. Pure; thread safe.
+// Small text helpers every layer needs, ASCII only: trimming whitespace, hex digits, lower case, a
+// number with fixed decimals, joining a list for a message. Pure; thread safe.
 #pragma once
 
 #include <cstdio>
@@ -18,6 +18,14 @@ inline std::string_view TrimSpace(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// The value of the hex digit `c` (0-9, a-f, A-F), or -1.
+inline int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 // `s` with A-Z lowered.

@@ -1,5 +1,7 @@
 #include "frontdoor/json_scan.h"
 
+#include "base/text.h"
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -19,19 +21,12 @@ constexpr std::array<bool, 256> kPlainStringByte = [] {
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The four hex digits at `s[at]`, or -1.
 int ReadHex4(std::string_view s, size_t at) {
   if (at + 4 > s.size()) return -1;
   int value = 0;
   for (size_t i = at; i < at + 4; ++i) {
-    int digit = HexValue(s[i]);
+    int digit = HexDigitValue(s[i]);
     if (digit < 0) return -1;
     value = value * 16 + digit;
   }

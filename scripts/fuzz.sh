@@ -3,7 +3,6 @@
 #   scripts/fuzz.sh [SECONDS]              smoke run (CI): each target for SECONDS (default 20) on a
 #                                          temporary copy of its seeds, fuzz/corpus/<target>/, which
 #                                          are never modified
-#   scripts/fuzz.sh --build-only          builds the targets and stops (CI builds them in the background)
 #   scripts/fuzz.sh --long SECONDS [JOBS]  long run: each target for SECONDS with JOBS parallel
 #                                          jobs (-jobs/-workers, default 2); the corpus is kept and
 #                                          grows in build-fuzz/corpus/<target>/, logs in build-fuzz/logs/
@@ -14,8 +13,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 long=0
-build_only=0
-[ "${1:-}" = "--build-only" ] && build_only=1 && shift
 if [ "${1:-}" = "--long" ]; then
   long=1
   shift
@@ -34,7 +31,6 @@ CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DSWAPD_FUZZ=ON -DSWAPD_WERROR=O
   -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}" >/dev/null
 built=$SECONDS
-[ "$build_only" = 1 ] && exit 0
 
 artifacts="$PWD/$build_dir/artifacts"
 mkdir -p "$artifacts"

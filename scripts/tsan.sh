@@ -11,8 +11,7 @@
 #   [activity]            the request history's writer thread (real swapd)
 # TSAN_TAGS="[scheduler]" runs other tags. Every process (swapd_tests and the swapd and
 # fake-llama-server it starts, all built with TSan) writes its reports to build-tsan/tsan-logs/;
-# any report, or a failed test, fails the job. `scripts/tsan.sh --build-only` builds and stops (CI
-# builds it in the background while the other suites run).
+# any report, or a failed test, fails the job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=build-tsan
@@ -21,7 +20,6 @@ tags="${TSAN_TAGS:-[scheduler],[router],[backend],[proxy],[front],[reload],[http
 started=$SECONDS
 BUILD_DIR="$build_dir" SWAPD_SANITIZE=thread BUILD_TARGETS=swapd_tests scripts/build.sh >/dev/null
 built=$SECONDS
-[ "${1:-}" = "--build-only" ] && exit 0
 
 logs="$PWD/$build_dir/tsan-logs"
 rm -rf "$logs"

@@ -48,6 +48,7 @@ TEST_CASE("a peer's models are listed and forwarded with its key and filters",
           "[integration][front][peers]") {
   auto peer = StartFakeBackend({"-m", "big"});
   REQUIRE(peer.ok());
+  REQUIRE(WaitUntilLoaded(peer.value()));
   const std::string peer_url = peer.value().base_url;
   const int local_port = FreeLoopbackPort();
   const std::string yaml = "models:\n" + FakeModelYaml("pr-local", local_port) +
@@ -142,6 +143,7 @@ TEST_CASE("a peer that is down, slow, failing or not HTTP gets a clear error in 
           "[integration][front][peers]") {
   auto peer = StartFakeBackend({"-m", "big"});
   REQUIRE(peer.ok());
+  REQUIRE(WaitUntilLoaded(peer.value()));
   const int peer_port = peer.value().port;
   auto garbage = StartFakeBackend({"-m", "junk", "--garbage-response"});
   REQUIRE(garbage.ok());

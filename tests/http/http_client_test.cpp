@@ -21,10 +21,13 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using Kind = UpstreamFailure::Kind;
 
+// A fake that has finished loading: on a loaded machine a request sent as soon as it listens
+// would get its 503 "Loading model".
 FakeBackend Start(const std::vector<std::string>& args) {
   Result<FakeBackend> started = StartFakeBackend(args);
   INFO(started.status().ToString());
   REQUIRE(started.ok());
+  REQUIRE(WaitUntilLoaded(started.value()));
   return std::move(started).value();
 }
 

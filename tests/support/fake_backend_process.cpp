@@ -39,4 +39,8 @@ Result<FakeBackend> StartFakeBackend(const std::vector<std::string>& args,
   return backend;
 }
 
+bool WaitUntilLoaded(const FakeBackend& backend, std::chrono::milliseconds timeout) {
+  return backend.process->WaitForLine("main: model loaded", timeout).has_value();
+}
+
 }  // namespace swapd::testing

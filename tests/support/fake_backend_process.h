@@ -27,6 +27,11 @@ Result<FakeBackend> StartFakeBackend(const std::vector<std::string>& args,
                                      const std::vector<std::string>& env = {},
                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// Waits up to `timeout` for the fake to finish loading ("main: model loaded": /health answers 200
+// and the model routes serve; before that they answer 503, as llama-server's do).
+bool WaitUntilLoaded(const FakeBackend& backend,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
 // The port of a "listening on http://HOST:PORT" line, or -1.
 int ListeningPort(std::string_view line);
 
