@@ -21,29 +21,10 @@ bool IsEventStream(std::string_view content_type) {
 }
 
 std::string UpstreamRequestHead(const ProxyUrl& url, const ProxyRequest& request) {
-  std::string head;
-  head.reserve(256 + request.target.size());
-  head += request.method;
-  head += ' ';
-  head += url.path_prefix;
-  head += request.target;
-  head += " HTTP/1.1\r\nHost: ";
-  head += url.authority;
-  head += "\r\n";
   static const HttpHeaders kNoHeaders;
-  for (const auto& [name, value] : request.headers ? *request.headers : kNoHeaders) {
-    if (IsHopByHop(name)) continue;
-    head += name;
-    head += ": ";
-    head += value;
-    head += "\r\n";
-  }
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
-      request.method == "PATCH") {
-    head += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
-  }
-  head += "\r\n";
-  return head;
+  return FormatRequestHead(url, request.method, request.target, "",
+                           request.headers ? *request.headers : kNoHeaders, IsHopByHop,
+                           request.body.size());
 }
 
 ResponseHead CopyHeaders(const std::vector<HeaderField>& headers, HttpResponse& res) {

@@ -31,30 +31,10 @@ bool WrittenByClient(std::string_view name) {
          EqualsIgnoreCase(name, "Transfer-Encoding") || EqualsIgnoreCase(name, "Connection");
 }
 
+// One request per connection: the server need not keep it (nor a thread) for another.
 std::string ClientRequestHead(const ProxyUrl& url, const ClientRequest& request) {
-  std::string head;
-  head.reserve(256 + request.target.size());
-  head += request.method;
-  head += ' ';
-  head += url.path_prefix;
-  head += request.target;
-  head += " HTTP/1.1\r\nHost: ";
-  head += url.authority;
-  // One request per connection: the server need not keep it (nor a thread) for another.
-  head += "\r\nConnection: close\r\n";
-  for (const auto& [name, value] : request.headers) {
-    if (WrittenByClient(name)) continue;
-    head += name;
-    head += ": ";
-    head += value;
-    head += "\r\n";
-  }
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
-      request.method == "PATCH") {
-    head += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
-  }
-  head += "\r\n";
-  return head;
+  return FormatRequestHead(url, request.method, request.target, "Connection: close\r\n",
+                           request.headers, WrittenByClient, request.body.size());
 }
 
 std::string SizeText(size_t bytes) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/proxy_url.h"
 #include "http/http1_syntax.h"
 
 namespace swapd {
@@ -49,6 +50,33 @@ void RenderPlainError(HttpResponse& res, int status, std::string_view message) {
   res.headers.Clear();
   res.stream.reset();
   res.SetBody(std::string(message) + "\n", "text/plain; charset=utf-8");
+}
+
+std::string FormatRequestHead(const ProxyUrl& url, std::string_view method, std::string_view target,
+                              std::string_view extra, const HttpHeaders& headers,
+                              bool (*skip)(std::string_view name), size_t body_size) {
+  std::string head;
+  head.reserve(256 + target.size());
+  head += method;
+  head += ' ';
+  head += url.path_prefix;
+  head += target;
+  head += " HTTP/1.1\r\nHost: ";
+  head += url.authority;
+  head += "\r\n";
+  head += extra;
+  for (const auto& [name, value] : headers) {
+    if (skip(name)) continue;
+    head += name;
+    head += ": ";
+    head += value;
+    head += "\r\n";
+  }
+  if (body_size > 0 || method == "POST" || method == "PUT" || method == "PATCH") {
+    head += "Content-Length: " + std::to_string(body_size) + "\r\n";
+  }
+  head += "\r\n";
+  return head;
 }
 
 }  // namespace swapd

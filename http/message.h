@@ -14,6 +14,7 @@
 namespace swapd {
 
 class RequestContext;
+struct ProxyUrl;
 
 // Header fields in the order received or added. Names compare ignoring ASCII case.
 class HttpHeaders {
@@ -42,6 +43,13 @@ class HttpHeaders {
   const Field* Find(std::string_view name) const;
   std::vector<Field> fields_;
 };
+
+// The head of a request to `url`: "METHOD <url's path prefix><target> HTTP/1.1", Host, the whole
+// lines of `extra` (each ending in \r\n), the `headers` that `skip` does not name, and
+// Content-Length when there is a body or the method takes one.
+std::string FormatRequestHead(const ProxyUrl& url, std::string_view method, std::string_view target,
+                              std::string_view extra, const HttpHeaders& headers,
+                              bool (*skip)(std::string_view name), size_t body_size);
 
 struct HttpRequest {
   std::string method;
