@@ -132,7 +132,7 @@ TEST_CASE(
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
   INFO(swapd.value().process->Output());
-  const int swapd_port = std::stoi(url.substr(url.rfind(':') + 1));
+  const int swapd_port = swapd.value().port;
 
   RawConnection stuck(swapd_port, 4096);
   REQUIRE(stuck.connected());

@@ -29,10 +29,6 @@ using Clock = std::chrono::steady_clock;
 // Each condition waited for costs an HTTP request or a scan of /proc: looked at every 20 ms.
 constexpr auto kPoll = 20ms;
 
-int PortOf(const std::string& base_url) {
-  return std::stoi(base_url.substr(base_url.rfind(':') + 1));
-}
-
 json ApiModels(const std::string& url) {
   HttpReply r = HttpGet(url, "/api/models");
   if (r.status != 200) return json::array();
@@ -79,7 +75,7 @@ TEST_CASE("a client that hangs up while queued behind a swap leaves a clean queu
   });
   REQUIRE(first_chunk.Wait(60s));
   {
-    RawConnection queued(PortOf(url));
+    RawConnection queued(swapd.value().port);
     REQUIRE(queued.connected());
     REQUIRE(queued.Send(RawPost("/v1/chat/completions", ChatBody("q-b", false))));
     const bool seen = WaitFor(
@@ -110,7 +106,7 @@ TEST_CASE("a client that hangs up while its model loads leaves a clean queue",
   const std::string url = swapd.value().base_url;
   INFO(swapd.value().process->Output());
   {
-    RawConnection loading(PortOf(url));
+    RawConnection loading(swapd.value().port);
     REQUIRE(loading.connected());
     REQUIRE(loading.Send(RawPost("/v1/chat/completions", ChatBody("load-m", false))));
     const bool starting = WaitFor(
@@ -141,7 +137,7 @@ TEST_CASE("a client reading one byte at a time blocks nobody and grows no memory
   REQUIRE(rss_before > 0);
 
   // ~300000 events (tens of MB) that the client reads a byte at a time.
-  RawConnection slow(PortOf(url), 1024);
+  RawConnection slow(swapd.value().port, 1024);
   REQUIRE(slow.connected());
   REQUIRE(slow.Send(RawPost("/v1/chat/completions", ChatBody("slow-m", true, 300000))));
   std::string got = slow.Read(1, 30s);
@@ -177,7 +173,7 @@ TEST_CASE("malformed, oversized and slowloris requests get 4xx and swapd stays h
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("mf-m", FreeLoopbackPort()));
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
-  const int port = PortOf(url);
+  const int port = swapd.value().port;
   INFO(swapd.value().process->Output());
 
   struct Case {
@@ -265,7 +261,7 @@ TEST_CASE("a non-boolean stream and a flood of 10000 headers get 4xx", "[integra
   CHECK(r.status >= 400);
   CHECK(r.status < 500);
 
-  RawConnection flood(PortOf(url));
+  RawConnection flood(swapd.value().port);
   REQUIRE(flood.connected());
   std::string request = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   for (int i = 0; i < 10000; ++i) request += "X-Flood-" + std::to_string(i) + ": v\r\n";

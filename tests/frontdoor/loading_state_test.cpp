@@ -136,7 +136,7 @@ TEST_CASE("sendLoadingState: a client that leaves while the model loads leaves t
     return -1;
   };
   {
-    RawConnection c(std::stoi(s.base_url.substr(s.base_url.rfind(':') + 1)));
+    RawConnection c(s.port);
     REQUIRE(c.Send(RawPost("/v1/chat/completions", ChatBody("b", true))));
     const std::string head = c.ReadUntil("swapd loading model: b");
     CHECK(RawStatus(head) == 200);

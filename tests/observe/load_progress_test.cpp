@@ -204,7 +204,7 @@ TEST_CASE("sendLoadingState: the share done, the time left, and Queue position #
   REQUIRE(swapd.ok());
   const SwapdInstance& s = swapd.value();
   INFO(s.process->Output());
-  const int port = std::stoi(s.base_url.substr(s.base_url.rfind(':') + 1));
+  const int port = s.port;
 
   // q-a loads (the llama.cpp router API's load); a request for q-b, of the same (default) group,
   // waits behind it.
@@ -240,7 +240,7 @@ TEST_CASE("GET /models/sse: llama.cpp's model_status frames, with the load's pro
   REQUIRE(swapd.ok());
   const SwapdInstance& s = swapd.value();
   INFO(s.process->Output());
-  const int port = std::stoi(s.base_url.substr(s.base_url.rfind(':') + 1));
+  const int port = s.port;
   {
     RawConnection refused(port);
     REQUIRE(refused.Send("GET /models/sse HTTP/1.1\r\nHost: x\r\n\r\n"));

@@ -53,8 +53,8 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
   }
   size_t at = line->find("http://");
   size_t colon = line->find(':', at + 7);
-  int port = std::atoi(line->c_str() + colon + 1);
-  instance.base_url = "http://127.0.0.1:" + std::to_string(port);
+  instance.port = std::atoi(line->c_str() + colon + 1);
+  instance.base_url = "http://127.0.0.1:" + std::to_string(instance.port);
   return instance;
 }
 

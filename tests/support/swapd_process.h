@@ -21,6 +21,7 @@ namespace swapd::testing {
 struct SwapdInstance {
   std::unique_ptr<Subprocess> process;
   std::string base_url;  // "http://127.0.0.1:PORT"
+  int port = 0;          // the port swapd listens on
   std::string dir;       // the temporary directory holding config.yaml
   std::string config_path;
 };
