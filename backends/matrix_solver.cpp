@@ -1,11 +1,12 @@
 #include "backends/matrix_solver.h"
-#include "base/text.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
+
+#include "base/text.h"
 
 namespace swapd {
 namespace {

@@ -6,7 +6,6 @@
 #include "backends/scheduler_policy.h"
 
 namespace swapd {
-namespace {}  // namespace
 
 const char* ToString(ModelPhase phase) {
   switch (phase) {

@@ -1,4 +1,5 @@
 #include "config/argv_split.h"
+
 #include "base/text.h"
 
 namespace swapd {

@@ -1,10 +1,11 @@
 #include "config/schema_keys.h"
-#include "base/text.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <vector>
+
+#include "base/text.h"
 
 namespace swapd {
 namespace {

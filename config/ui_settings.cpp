@@ -7,7 +7,6 @@
 #include "config/schema_keys.h"
 
 namespace swapd {
-namespace {}  // namespace
 
 // Out of line: an inline default list in Config trips GCC 12's -Wmaybe-uninitialized in the
 // code that builds a Config.

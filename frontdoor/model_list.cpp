@@ -1,7 +1,8 @@
 #include "frontdoor/model_list.h"
-#include "base/text.h"
 
 #include <algorithm>
+
+#include "base/text.h"
 
 namespace swapd {
 namespace {

@@ -1,5 +1,4 @@
 #include "scoreboard/machine_info.h"
-#include "base/text.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <map>
 #include <vector>
+
+#include "base/text.h"
 
 namespace swapd {
 namespace {

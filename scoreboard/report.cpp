@@ -1,8 +1,9 @@
 #include "scoreboard/report.h"
-#include "base/text.h"
 
 #include <cstdio>
 #include <ctime>
+
+#include "base/text.h"
 
 namespace swapd {
 namespace {
