@@ -23,9 +23,9 @@ json BodyJson(const std::optional<std::string>& body) {
 json CaptureJson(int64_t id, const RequestCapture& c) {
   return {{"id", id},
           {"req_path", c.req_path},
-          {"req_headers", c.req_headers},
+          {"req_headers", CapturedHeadersJson(c.req_headers)},
           {"req_body", BodyJson(c.req_body)},
-          {"resp_headers", c.resp_headers},
+          {"resp_headers", CapturedHeadersJson(c.resp_headers)},
           {"resp_body", BodyJson(c.resp_body)}};
 }
 

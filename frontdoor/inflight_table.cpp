@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <iterator>
@@ -19,23 +18,6 @@ using Clock = std::chrono::steady_clock;
 
 // Bytes of one request's answer are told at most this often (llama-swap's interval).
 constexpr auto kUpsertEvery = std::chrono::milliseconds(250);
-
-// llama-swap's sensitive headers, and the other spellings of an API key clients send.
-constexpr std::array<std::string_view, 7> kRedacted = {
-    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
-    "api-key",       "x-goog-api-key"};
-
-bool Redacted(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return std::find(kRedacted.begin(), kRedacted.end(), lower) != kRedacted.end();
-}
-
-void AddHeader(nlohmann::json& map, std::string_view name, std::string_view value) {
-  std::string key = CanonicalHeaderName(name);
-  if (map.contains(key)) return;  // the first value, as Go's Header.Get
-  map[key] = Redacted(name) ? std::string("[REDACTED]") : std::string(value);
-}
 
 std::string Rfc3339Millis(std::chrono::system_clock::time_point t) {
   const auto ms =
@@ -167,13 +149,9 @@ void InflightRequest::SetSocket(int fd) {
 
 void InflightRequest::SetResponseHeaders(const std::vector<HeaderField>& headers) {
   // What the client gets: not the backend connection's own fields (Keep-Alive, framing).
-  std::vector<HeaderField> passed;
-  for (const HeaderField& field : headers) {
-    if (!IsHopByHop(field.name)) passed.push_back(field);
-  }
-  nlohmann::json map = RedactedHeaderMap(passed);
+  HeaderSnapshot passed(headers, IsHopByHop);
   std::lock_guard lock(table_->mu);
-  resp_headers_ = std::move(map);
+  resp_headers_ = std::move(passed);
   next_upsert_ns_.store(Nanos(Clock::now() + kUpsertEvery), std::memory_order_relaxed);
   table_->Upsert(*this);
 }
@@ -198,9 +176,9 @@ nlohmann::json InflightRequest::EntryJson() const {
           {"model", model_},
           {"req_path", req_path_},
           {"method", method_},
-          {"req_headers", req_headers_},
+          {"req_headers", req_headers_.ToJson()},
           {"remote_ip", remote_ip_},
-          {"resp_headers", resp_headers_},
+          {"resp_headers", resp_headers_.ToJson()},
           {"resp_bytes", resp_bytes_.load(std::memory_order_relaxed)},
           {"elapsed_ms", std::max<int64_t>(0, elapsed)},
           {"metadata", nlohmann::json::object()}};
@@ -231,7 +209,7 @@ std::shared_ptr<InflightRequest> InflightTable::Start(const HttpRequest& req,
   r->model_ = model;
   r->req_path_ = std::string(req_path);
   r->method_ = req.method;
-  r->req_headers_ = RedactedHeaderMap(req.headers);
+  r->req_headers_ = HeaderSnapshot(req.headers);
   r->remote_ip_ = ClientIp(req);
   std::lock_guard lock(shared_->mu);
   shared_->requests[number] = r.get();
@@ -277,29 +255,6 @@ void InflightTable::WithSnapshot(
 size_t InflightTable::size() const {
   std::lock_guard lock(shared_->mu);
   return shared_->requests.size();
-}
-
-std::string CanonicalHeaderName(std::string_view name) {
-  std::string out(name);
-  bool upper = true;
-  for (char& c : out) {
-    const auto u = static_cast<unsigned char>(c);
-    c = static_cast<char>(upper ? std::toupper(u) : std::tolower(u));
-    upper = c == '-';
-  }
-  return out;
-}
-
-nlohmann::json RedactedHeaderMap(const HttpHeaders& headers) {
-  nlohmann::json map = nlohmann::json::object();
-  for (const auto& [name, value] : headers) AddHeader(map, name, value);
-  return map;
-}
-
-nlohmann::json RedactedHeaderMap(const std::vector<HeaderField>& headers) {
-  nlohmann::json map = nlohmann::json::object();
-  for (const HeaderField& field : headers) AddHeader(map, field.name, field.value);
-  return map;
 }
 
 }  // namespace swapd

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontdoor/header_snapshot.h"
 #include "frontdoor/inference_routes.h"
 #include "http/http1_response.h"
 #include "http/message.h"
@@ -85,10 +86,10 @@ class InflightRequest {
   std::string model_;
   std::string req_path_;
   std::string method_;
-  nlohmann::json req_headers_;
+  HeaderSnapshot req_headers_;
   std::string remote_ip_;
   // Guarded by the table's lock:
-  nlohmann::json resp_headers_ = nlohmann::json::object();
+  HeaderSnapshot resp_headers_;
   int fd_ = -1;
   bool upsert_due_ = false;  // a change waits for the next flush
   bool told_ = false;        // readers know of it: its end is told
@@ -120,12 +121,5 @@ class InflightTable {
  private:
   std::shared_ptr<InflightRequest::Shared> shared_;
 };
-
-// A header name as Go writes it ("x-api-key" -> "X-Api-Key").
-std::string CanonicalHeaderName(std::string_view name);
-
-// Header fields as one value per (canonical) name, the first; API keys and cookies redacted.
-nlohmann::json RedactedHeaderMap(const HttpHeaders& headers);
-nlohmann::json RedactedHeaderMap(const std::vector<HeaderField>& headers);
 
 }  // namespace swapd

@@ -4,34 +4,22 @@
 #include <array>
 #include <utility>
 
-#include "frontdoor/inflight_table.h"  // RedactedHeaderMap
-
 namespace swapd {
 namespace {
 
-// What a header map's entry costs beside its text (the map's node, the JSON value, the strings'
-// own allocations), and what a capture's bookkeeping does (the store's entries, the capture's
-// members): counted, so that captureBuffer bounds the memory a buffer of tiny requests takes too
-// (measured: 5 MB of small chat requests' captures took 12 MB when only the text was counted).
-constexpr size_t kPerHeader = 96;
-constexpr size_t kOverhead = 256;
-
-size_t HeaderBytes(const nlohmann::json& headers) {
-  size_t n = 0;
-  if (!headers.is_object()) return n;
-  for (const auto& [name, value] : headers.items()) {
-    n += kPerHeader + name.size() +
-         (value.is_string() ? value.get_ref<const std::string&>().size() : 0);
-  }
-  return n;
-}
+// A RequestCapture with its shared_ptr's control block (made by make_shared: one chunk).
+constexpr size_t kCaptureChunk = (sizeof(RequestCapture) + 16 + 8 + 15) & ~size_t{15};
 
 }  // namespace
 
 size_t RequestCapture::Bytes() const {
-  return kOverhead + req_path.size() + HeaderBytes(req_headers) +
-         (req_body ? req_body->size() : 0) + HeaderBytes(resp_headers) +
-         (resp_body ? resp_body->size() : 0);
+  return kCaptureChunk + HeapBytes(req_path) + (req_headers ? req_headers->Bytes() : 0) +
+         (req_body ? HeapBytes(*req_body) : 0) + (resp_headers ? resp_headers->Bytes() : 0) +
+         (resp_body ? HeapBytes(*resp_body) : 0);
+}
+
+nlohmann::json CapturedHeadersJson(const std::optional<HeaderSnapshot>& headers) {
+  return headers ? headers->ToJson() : nlohmann::json();
 }
 
 CaptureParts CapturePartsFor(std::string_view path) {
@@ -57,17 +45,15 @@ CaptureBuilder::CaptureBuilder(size_t limit, std::string_view path, const HttpHe
   if (limit_ == 0) return;
   capture_ = std::make_shared<RequestCapture>();
   capture_->req_path = std::string(path);
-  if (parts_.req_headers && headers) capture_->req_headers = RedactedHeaderMap(*headers);
+  if (parts_.req_headers && headers) capture_->req_headers.emplace(*headers);
   if (parts_.req_body) capture_->req_body = std::string(body);
   if (capture_->Bytes() > limit_) capture_.reset();
 }
 
 void CaptureBuilder::SetResponseHeaders(const HttpHeaders& headers, std::string_view content_type) {
   if (!capture_ || !parts_.resp_headers) return;
-  capture_->resp_headers = RedactedHeaderMap(headers);
-  if (!content_type.empty() && !capture_->resp_headers.contains("Content-Type")) {
-    capture_->resp_headers["Content-Type"] = std::string(content_type);
-  }
+  HeaderSnapshot& kept = capture_->resp_headers.emplace(headers);
+  if (!content_type.empty() && !kept.Has("Content-Type")) kept.Add("Content-Type", content_type);
 }
 
 void CaptureBuilder::AddResponseBytes(std::string_view piece) {
@@ -87,6 +73,10 @@ std::shared_ptr<const RequestCapture> CaptureBuilder::Finish(int status) {
     capture_->resp_body.reset();
   } else if (parts_.resp_body && !capture_->resp_body) {
     capture_->resp_body.emplace();  // an empty answer
+  } else if (capture_->resp_body) {
+    // What appending left spare would be held as long as the capture is.
+    std::string& body = *capture_->resp_body;
+    if (body.capacity() - body.size() > body.size() / 4) body.shrink_to_fit();
   }
   if (capture_->Bytes() > limit_) capture_.reset();
   return std::move(capture_);

@@ -1,11 +1,13 @@
 // RequestCapture: what swapd keeps of one proxied request for GET /api/captures/{id} (llama-swap's
 // captureBuffer): the request's path, headers and body as the client sent them, the response's
 // headers and body as the client got them (an SSE answer: the bytes streamed). Header maps hold
-// one value per name with API keys and cookies "[REDACTED]" (the one redaction list, the in-flight
-// table's: RedactedHeaderMap). The proxy builds one only when captures are on
-// (ProxyRequest::capture_limit > 0), so that a request costs no copy otherwise; it stops copying
-// and drops the capture once it outgrows the limit (it would not fit in the buffer anyway).
-// Built by one thread; immutable once handed on (shared as const).
+// one value per name with API keys and cookies "[REDACTED]" (HeaderSnapshot, as the in-flight
+// table's). The proxy builds one only when captures are on (ProxyRequest::capture_limit > 0), so
+// that a request costs no copy otherwise; it stops copying and drops the capture once it outgrows
+// the limit (it would not fit in the buffer anyway). A capture is a handful of allocations (the
+// path, one per header map, the bodies), and Bytes() counts them as malloc takes them: the buffer
+// bounds the memory captures really hold. Built by one thread; immutable once handed on (shared
+// as const).
 #pragma once
 
 #include <cstddef>
@@ -16,20 +18,25 @@
 #include <string>
 #include <string_view>
 
+#include "frontdoor/header_snapshot.h"
 #include "http/message.h"
 
 namespace swapd {
 
 struct RequestCapture {
   std::string req_path;
-  nlohmann::json req_headers;  // an object, or null when not kept
+  std::optional<HeaderSnapshot> req_headers;  // empty when not kept
   std::optional<std::string> req_body;
-  nlohmann::json resp_headers;  // an object, or null when not kept
+  std::optional<HeaderSnapshot> resp_headers;
   std::optional<std::string> resp_body;
 
-  // What it holds, as counted against captureBuffer.
+  // The memory it takes, as counted against captureBuffer: itself, its shared_ptr's control
+  // block and its heap buffers, each as glibc's malloc allocates it.
   size_t Bytes() const;
 };
+
+// A header map as GET /api/captures/{id} shows it: the object, or null when not kept.
+nlohmann::json CapturedHeadersJson(const std::optional<HeaderSnapshot>& headers);
 
 // Which parts llama-swap keeps of a request on `path`: everything, except on the media routes,
 // where the (large, binary) bodies are left out. A failed request keeps no response body.

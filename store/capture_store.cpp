@@ -14,30 +14,34 @@ void CaptureStore::SetCapacity(size_t capacity_bytes) {
 
 bool CaptureStore::Add(int64_t id, std::shared_ptr<const RequestCapture> capture) {
   if (!capture) return false;
-  const size_t bytes = capture->Bytes();
+  const size_t bytes = capture->Bytes() + kEntryBytes;
   std::lock_guard lock(mu_);
   if (bytes > capacity_) return false;
-  if (auto it = held_.find(id); it != held_.end()) {  // an id again (a new history): replaced
-    bytes_ -= it->second.bytes;
-    held_.erase(it);
-    order_.erase(std::find(order_.begin(), order_.end(), id));
+  while (!held_.empty() && held_.back().id >= id) {  // a new history
+    bytes_ -= held_.back().bytes;
+    held_.pop_back();
   }
   MakeRoom(bytes);
-  held_.emplace(id, Held{std::move(capture), bytes});
-  order_.push_back(id);
+  held_.push_back(Held{id, std::move(capture), bytes});
   bytes_ += bytes;
   return true;
 }
 
+std::deque<CaptureStore::Held>::const_iterator CaptureStore::FindLocked(int64_t id) const {
+  auto it = std::lower_bound(held_.begin(), held_.end(), id,
+                             [](const Held& h, int64_t wanted) { return h.id < wanted; });
+  return it != held_.end() && it->id == id ? it : held_.end();
+}
+
 std::shared_ptr<const RequestCapture> CaptureStore::Find(int64_t id) const {
   std::lock_guard lock(mu_);
-  auto it = held_.find(id);
-  return it == held_.end() ? nullptr : it->second.capture;
+  auto it = FindLocked(id);
+  return it == held_.end() ? nullptr : it->capture;
 }
 
 bool CaptureStore::Has(int64_t id) const {
   std::lock_guard lock(mu_);
-  return held_.count(id) > 0;
+  return FindLocked(id) != held_.end();
 }
 
 size_t CaptureStore::capacity() const {
@@ -56,11 +60,9 @@ size_t CaptureStore::size() const {
 }
 
 void CaptureStore::MakeRoom(size_t room) {
-  while (!order_.empty() && bytes_ + room > capacity_) {
-    auto it = held_.find(order_.front());
-    bytes_ -= it->second.bytes;
-    held_.erase(it);
-    order_.pop_front();
+  while (!held_.empty() && bytes_ + room > capacity_) {
+    bytes_ -= held_.front().bytes;
+    held_.pop_front();
   }
 }
 

@@ -9,7 +9,8 @@
 // of that row goes out (GET /api/metrics/activity may list the row a moment before: has_capture
 // false until then). The request itself never waits for any of it.
 //
-// Thread safe.
+// Held in one deque in id order (the ids only grow), so that a capture costs no node of its own
+// and Find is a binary search. Thread safe.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
 #include "frontdoor/request_capture.h"
 
@@ -30,7 +30,12 @@ class CaptureStore {
   // A reload's captureBuffer: a smaller one drops the oldest captures until the rest fit; 0 drops
   // them all and keeps none.
   void SetCapacity(size_t capacity_bytes);
-  // False when it was not kept: captures are off, or it is bigger than the whole buffer.
+  // What a capture takes here beside its own Bytes(): its entry.
+  static constexpr size_t kEntryBytes = 32;
+
+  // False when it was not kept: captures are off, or it is bigger than the whole buffer. An id
+  // not above every id held starts a new history (the store's ids began again): the captures of
+  // that id and above go.
   bool Add(int64_t id, std::shared_ptr<const RequestCapture> capture);
   // Null when unknown or dropped.
   std::shared_ptr<const RequestCapture> Find(int64_t id) const;
@@ -42,17 +47,19 @@ class CaptureStore {
 
  private:
   struct Held {
+    int64_t id = 0;
     std::shared_ptr<const RequestCapture> capture;
-    size_t bytes = 0;
+    size_t bytes = 0;  // with kEntryBytes
   };
+  // The entry of `id`, or held_.end().
+  std::deque<Held>::const_iterator FindLocked(int64_t id) const;
   // Drops the oldest until `bytes_ + room` fits in the capacity. Called with mu_ held.
   void MakeRoom(size_t room);
 
   mutable std::mutex mu_;
-  size_t capacity_;                         // Guarded by mu_
-  size_t bytes_ = 0;                        // Guarded by mu_
-  std::unordered_map<int64_t, Held> held_;  // Guarded by mu_
-  std::deque<int64_t> order_;               // Guarded by mu_; ids, oldest first
+  size_t capacity_;        // Guarded by mu_
+  size_t bytes_ = 0;       // Guarded by mu_
+  std::deque<Held> held_;  // Guarded by mu_; oldest (lowest id) first
 };
 
 }  // namespace swapd

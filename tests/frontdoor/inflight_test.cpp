@@ -223,7 +223,6 @@ TEST_CASE("Inference routes are llama-swap's model-dispatched ones", "[unit][eve
   CHECK_FALSE(IsInferenceRoute("GET", "/v1/chat/completions"));
   CHECK_FALSE(IsInferenceRoute("POST", "/health"));
   CHECK_FALSE(IsInferenceRoute("GET", "/slots"));
-  CHECK(CanonicalHeaderName("x-litellm-session-id") == "X-Litellm-Session-Id");
 }
 
 // The first `inflight` event of `stream` after `from` whose data satisfies `match`.

@@ -3,6 +3,7 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/client_fault_test.cpp
   frontdoor/front_door_failure_test.cpp
   frontdoor/front_door_test.cpp
+  frontdoor/header_snapshot_test.cpp
   frontdoor/inflight_test.cpp
   frontdoor/json_scan_test.cpp
   frontdoor/load_routes_test.cpp

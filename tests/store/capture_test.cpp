@@ -60,14 +60,16 @@ TEST_CASE("CaptureBuilder: redacted headers, the bodies, nothing when off", "[un
   auto capture = builder.Finish(200);
   REQUIRE(capture);
   CHECK(capture->req_path == "/v1/chat/completions");
-  CHECK(capture->req_headers == json{{"Authorization", "[REDACTED]"},
-                                     {"X-Api-Key", "[REDACTED]"},
-                                     {"Cookie", "[REDACTED]"},
-                                     {"Content-Type", "application/json"}});
+  REQUIRE(capture->req_headers);
+  CHECK(capture->req_headers->ToJson() == json{{"Authorization", "[REDACTED]"},
+                                               {"X-Api-Key", "[REDACTED]"},
+                                               {"Cookie", "[REDACTED]"},
+                                               {"Content-Type", "application/json"}});
   CHECK(capture->req_body == R"({"model":"m"})");
-  CHECK(capture->resp_headers == json{{"Set-Cookie", "[REDACTED]"},
-                                      {"X-Backend", "fake"},
-                                      {"Content-Type", "application/json"}});
+  REQUIRE(capture->resp_headers);
+  CHECK(capture->resp_headers->ToJson() == json{{"Set-Cookie", "[REDACTED]"},
+                                                {"X-Backend", "fake"},
+                                                {"Content-Type", "application/json"}});
   CHECK(capture->resp_body == R"({"choices":[]})");
 
   CaptureBuilder off(0, "/v1/chat/completions", &headers, "{}");
@@ -113,7 +115,7 @@ TEST_CASE("CaptureBuilder: a stream longer than the buffer is dropped, and stops
 TEST_CASE("CaptureStore: bounded bytes, oldest out first, oversize refused, shrink on reload",
           "[unit][captures]") {
   auto a = CaptureOf(1000), b = CaptureOf(1000), c = CaptureOf(1000);
-  const size_t each = a->Bytes();
+  const size_t each = a->Bytes() + CaptureStore::kEntryBytes;
   CaptureStore store(2 * each + each / 2);  // room for two
   CHECK(store.Add(1, a));
   CHECK(store.Add(2, b));
@@ -130,6 +132,13 @@ TEST_CASE("CaptureStore: bounded bytes, oldest out first, oversize refused, shri
   CHECK_FALSE(store.Add(4, CaptureOf(3 * each)));
   CHECK(store.Has(2));
   CHECK(store.Has(3));
+
+  // The ids began again (a new history): what was held from that id on goes.
+  CHECK(store.Add(2, b));
+  CHECK_FALSE(store.Has(3));
+  CHECK(store.Find(2) == b);
+  CHECK(store.bytes() == each);
+  CHECK(store.Add(3, c));
 
   store.SetCapacity(each);  // a reload with a smaller buffer
   CHECK_FALSE(store.Has(2));
