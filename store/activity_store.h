@@ -116,8 +116,14 @@ class ActivityStore {
  private:
   explicit ActivityStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
 
+  // The INSERT of `rows` rows, prepared once and kept. mu_ held.
+  Statement& InsertOf(size_t rows);
+
   std::mutex mu_;
   const std::unique_ptr<SqliteDb> db_;  // used under mu_
+  // Guarded by mu_; prepared on first use: the INSERTs of kRowsPerInsert rows and of one row.
+  std::unique_ptr<Statement> insert_many_;
+  std::unique_ptr<Statement> insert_one_;
 };
 
 }  // namespace swapd

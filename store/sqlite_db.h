@@ -2,10 +2,10 @@
 // file and its directory created when missing, WAL mode, a busy database waited for briefly, and
 // every failure a Status naming the file and SQLite's message. Statement: a prepared statement
 // and its row binder, so that a store states a query and its values once: Bind or Exec take every
-// parameter in one call, Next and Get<T> read the rows by type; its first failure sticks (later
-// calls do nothing) and is its status(). Finalized at the end of its scope. Only sqlite_db.cpp
-// includes SQLite. Not synchronized: each store guards its connection and uses its statements under
-// that guard.
+// parameter in one call (Add binds a statement of many rows row by row), Next and Get<T> read the
+// rows by type; its first failure sticks (later calls do nothing) and is its status(). Finalized at
+// the end of its scope. Only sqlite_db.cpp includes SQLite. Not synchronized: each store guards its
+// connection and uses its statements under that guard.
 #pragma once
 
 #include <cstddef>
@@ -85,11 +85,19 @@ class Statement {
   // copied: every value outlives the call, and the statement lets go of them before it returns.
   template <typename... Values>
   Status Exec(const Values&... values) {
-    if (Reset()) {
-      int index = 0;
-      (BindValue(index, values, false), ...);
-      if (Bound(index)) Run();
-    }
+    Add(values...);
+    return RunAdded();
+  }
+  // A statement of many rows (INSERT ... VALUES (?,?), (?,?)) binds each row's values with one
+  // Add, in order, then RunAdded runs it as Exec does (every parameter bound, text not copied).
+  template <typename... Values>
+  void Add(const Values&... values) {
+    if (added_ == 0 && !Reset()) return;
+    (BindValue(added_, values, false), ...);
+  }
+  Status RunAdded() {
+    if (Bound(added_)) Run();
+    added_ = 0;
     return status_;
   }
   // Steps to the next row: false at the end (a call after that runs the query again) or after a
@@ -147,6 +155,7 @@ class Statement {
   void BindReal(int index, double value);
   void BindText(int index, std::string_view text, bool copy);
   bool Bound(int count);  // `count` values for the statement's parameters
+  int added_ = 0;         // parameters bound by Add since the statement last ran
   void Run();
   void Fail(int code);
   bool ColumnIsNull(int column) const;

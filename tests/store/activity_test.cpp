@@ -150,6 +150,40 @@ TEST_CASE("ActivityStore: filters, sort, pages and totals as llama-swap's", "[un
   CHECK(Ids(store.List(ActivityQuery()).value()) == std::vector<int64_t>{4, 3});
 }
 
+TEST_CASE("ActivityStore: a large batch is written many rows to a statement, ids in order",
+          "[unit][activity]") {
+  auto opened = ActivityStore::Open(":memory:");
+  REQUIRE(opened.ok());
+  ActivityStore& store = *opened.value();
+  REQUIRE(store.Insert({Entry("first", 500, 1, 1)}).ok());
+  std::vector<ActivityEntry> batch;
+  for (int i = 0; i < 150; ++i) {  // two full statements and a shorter one
+    ActivityEntry e = Entry("m" + std::to_string(i), 1000 + i, i, 0);
+    if (i % 7 == 0) e.metadata = {{"row", std::to_string(i)}};
+    batch.push_back(e);
+  }
+  auto ids = store.Insert(batch);
+  REQUIRE(ids.ok());
+  REQUIRE(ids.value().size() == 150);
+  for (size_t i = 0; i < ids.value().size(); ++i) CHECK(ids.value()[i] == 2 + int64_t(i));
+  ActivityQuery q;
+  q.limit = 999;
+  q.sort = "id";
+  q.ascending = true;
+  auto page = store.List(q);
+  REQUIRE(page.ok());
+  REQUIRE(page.value().data.size() == 151);
+  for (int i = 0; i < 150; ++i) {
+    const ActivityEntry& row = page.value().data[static_cast<size_t>(i) + 1];
+    INFO(i);
+    CHECK(row.id == ids.value()[static_cast<size_t>(i)]);
+    CHECK(row.model == "m" + std::to_string(i));
+    CHECK(row.timestamp == 1000 + i);
+    CHECK(row.duration_ms == i);
+    CHECK(row.metadata == batch[static_cast<size_t>(i)].metadata);
+  }
+}
+
 TEST_CASE("ActivityLog writes off the caller's thread and tells the newest id of each write",
           "[unit][activity]") {
   std::mutex mu;
