@@ -26,6 +26,9 @@
 namespace swapd {
 namespace {
 
+// Requests that stopped this long ago have left free memory behind: it goes back to the system.
+constexpr std::chrono::seconds kTrimAfter{2};
+
 // What the Router's events reach: the metrics, the footprint monitor (a model just ready is
 // measured while it is fresh) and the /api/events feed.
 RouterEvents RouterEventsFor(Metrics& metrics, FootprintMonitor& memory, EventFeed& feed) {
@@ -134,18 +137,25 @@ Service::Service(const Options& options, std::shared_ptr<const Config> config,
       door_(
           live_, router_,
           FrontDoorEvents{[this](const ProxyRecord& record) {
+                            requests_.fetch_add(1, std::memory_order_relaxed);
                             metrics_.RecordRequest(record);
                             activity_.Record(ActivityEntryOf(record), record.capture);
                             memory_.SampleSoon();  // a request may have grown the model's KV cache
                           },
                           [this](const ProxyRecord& record) {
+                            requests_.fetch_add(1, std::memory_order_relaxed);
                             metrics_.CountRequest(record.model_id, record.route, record.status);
                             activity_.Record(ActivityEntryOf(record), record.capture);
                           }},
           DoorSettings(options)),
       load_times_(std::move(stores.load_times)),
       feed_(router_, door_.routing(), *events_, load_times_.get()),
-      reloader_(LoadOptionsFor(options), live_) {
+      reloader_(LoadOptionsFor(options), live_),
+      trim_([this] { return requests_.load(std::memory_order_relaxed); }, kTrimAfter,
+            [](uint64_t before, uint64_t after) {
+              spdlog::debug("the requests stopped: resident memory {} -> {} MiB (malloc_trim)",
+                            before >> 20, after >> 20);
+            }) {
   slot_store_->SetObserver([this](const SlotEvent& event) { metrics_.RecordSlotEvent(event); });
   events_->SetOnSubscribe([this] { feed_.Poke(); });
   router_.SetEvents(RouterEventsFor(metrics_, memory_, feed_));

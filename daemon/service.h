@@ -11,6 +11,7 @@
 // thread; its parts are thread safe.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "backends/router.h"
@@ -18,6 +19,7 @@
 #include "base/status.h"
 #include "config/live_config.h"
 #include "daemon/cli.h"
+#include "daemon/idle_trim.h"
 #include "daemon/reload.h"
 #include "frontdoor/front_door.h"
 #include "memory/footprint_monitor.h"
@@ -67,15 +69,17 @@ class Service {
   Router router_;
   FootprintMonitor memory_;  // measures the running models; stops before the Router
   const std::shared_ptr<EventHub> events_;
-  LogEvents log_events_;            // the log's /api/events; outlives the server
-  CaptureStore captures_;           // recent requests' captures, filed under their rows' ids
-  ActivityEvents activity_events_;  // outlives the log, which tells it
-  ActivityLog activity_;            // the request history; written after the server stopped
+  LogEvents log_events_;               // the log's /api/events; outlives the server
+  CaptureStore captures_;              // recent requests' captures, filed under their rows' ids
+  ActivityEvents activity_events_;     // outlives the log, which tells it
+  ActivityLog activity_;               // the request history; written after the server stopped
+  std::atomic<uint64_t> requests_{0};  // proxied or refused so far: IdleTrim's activity
   const std::unique_ptr<BenchStore> bench_store_;  // GET /api/bench; may be null
   FrontDoor door_;
   const std::unique_ptr<LoadTimeStore> load_times_;  // kept by the feed
   EventFeed feed_;  // watches the Router and the profile; stops before the Router
   Reloader reloader_;
+  IdleTrim trim_;  // first to stop
 };
 
 }  // namespace swapd
