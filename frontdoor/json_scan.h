@@ -28,6 +28,14 @@ class JsonHandler {
   virtual void Key(size_t depth, std::string_view key) = 0;
   // The object or array that began at `depth` ends.
   virtual void End(size_t depth) { (void)depth; }
+  // Asked after Value() of an object or array at `depth`: true passes over its contents, reading
+  // only where its strings and its brackets end (about a byte a step, with no checks and no calls
+  // for what is inside), then End(depth). For a handler that wants a few fields of a large
+  // document, such as a response's usage, which it does not have to check.
+  virtual bool Skip(size_t depth) {
+    (void)depth;
+    return false;
+  }
 };
 
 struct JsonScanError {
@@ -36,7 +44,8 @@ struct JsonScanError {
   std::string message;  // "at line 1, column 12: expected ':' after an object key"
 };
 
-// Scans `text`, which must hold one JSON value and nothing but whitespace around it. Arrays and
+// Scans `text`, which must hold one JSON value and nothing but whitespace around it (a value the
+// handler skips is not checked). Arrays and
 // objects nested deeper than `max_depth` levels are an error (kTooDeep). The handler sees every
 // value up to an error; on error its findings are incomplete.
 std::optional<JsonScanError> ScanJson(std::string_view text, JsonHandler& handler,

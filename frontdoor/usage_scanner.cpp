@@ -83,6 +83,11 @@ class UsageFields : public JsonHandler {
   void End(size_t depth) override {
     if (depth == 1) in_section_ = false;
   }
+  // Only the top-level object and its "usage" and "timings" objects are read; the rest (the
+  // answer's choices, which may be long) is passed over.
+  bool Skip(size_t depth) override {
+    return depth >= 2 || (depth == 1 && section_ == Section::kOther);
+  }
 
  private:
   enum class Section { kOther, kUsage, kTimings };

@@ -2,8 +2,10 @@
 // it: OpenAI `usage` (prompt_tokens, completion_tokens) and llama.cpp `timings`
 // (prompt_per_second, predicted_per_second, cache_n, prompt_n). For SSE it looks at each `data:`
 // event (the last one that carries them wins); for a plain JSON body, at the whole document.
-// Bounded memory: an event or body beyond kMaxBuffered bytes is skipped. Not thread safe: one per
-// response.
+// Of a well-formed document it reads what a parser would find; it checks only the top level and
+// the `usage` and `timings` objects, though, and passes over the rest (the choices, however long)
+// unchecked: a document broken only there still gives its counts. Bounded memory: an event or body
+// beyond kMaxBuffered bytes is skipped. Not thread safe: one per response.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,8 @@
 // from the start, is the response body. Both modes (SSE and a plain JSON body) are checked: the
 // result must not depend on how the stream is cut (whole, in the chosen pieces, one byte at a
 // time), and an SSE stream that never mentions "usage" or "timings" yields nothing. A plain body
-// must give what the parsed document holds (tests/support/usage_reference.h, the obvious reading).
+// must give what the parsed document holds when it is well-formed (tests/support/usage_reference.h,
+// the obvious reading).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -59,7 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const Usage whole = ScanPieces(event_stream, stream, {});
     FUZZ_CHECK(ScanPieces(event_stream, stream, sizes) == whole, "cut into the chosen pieces");
     FUZZ_CHECK(ScanBytes(event_stream, stream) == whole, "fed one byte at a time");
-    if (!event_stream && stream.size() <= UsageScanner::kMaxBuffered) {
+    // Of a broken document, only its top level and usage objects are checked (the rest is
+    // passed over): the reference's "nothing" holds for well-formed ones only.
+    if (!event_stream && stream.size() <= UsageScanner::kMaxBuffered &&
+        nlohmann::json::accept(stream)) {
       FUZZ_CHECK(whole == testing::ReferenceUsage(stream), "what the parsed document holds");
     }
     if (event_stream && stream.find("\"usage\"") == std::string::npos &&

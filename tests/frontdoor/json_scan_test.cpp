@@ -133,6 +133,28 @@ TEST_CASE("ScanJson reports values, keys and depths in order", "[unit][front]") 
   CHECK(escaped.events[1] == "K1:model");
 }
 
+TEST_CASE("ScanJson passes over what the handler skips, minding strings and nesting",
+          "[unit][front]") {
+  // Skips every container below the top level.
+  class Skipper : public Recorder {
+   public:
+    bool Skip(size_t depth) override { return depth >= 1; }
+  };
+  Skipper skipper;
+  const std::string text =
+      R"({"a": [1, {"b": "]}\"[{"}, [[]]], "c": {"d": "x\\"}, "e": 2, "f": [}})";
+  // "f"'s value is not JSON, but it is passed over as a bracketed whole.
+  CHECK_FALSE(ScanJson(text, skipper).has_value());
+  CHECK(skipper.events == std::vector<std::string>{"V0o", "K1:a", "V1a", "E1", "K1:c", "V1o", "E1",
+                                                   "K1:e", "V1n:2", "K1:f", "V1a", "E1", "E0"});
+  // Still an error: an unclosed container, an unclosed string inside one, text after the value.
+  for (const std::string bad : {R"({"a": [1, 2)", R"({"a": ["]})", R"({"a": ["x"]]})"}) {
+    INFO(bad);
+    Skipper again;
+    CHECK(ScanJson(bad, again).has_value());
+  }
+}
+
 TEST_CASE("ScanJson: depth limit, overflow and where an error is", "[unit][front]") {
   Recorder r;
   CHECK_FALSE(ScanJson("[[[]]]", r, 3));
