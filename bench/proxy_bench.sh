@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Proxy overhead: the same fake backend measured three ways in one run — direct, through nginx
-# (the reference reverse proxy: keepalive upstream, proxy_buffering off) and through swapd — with
+# Proxy overhead: the same fake backend measured four ways in one run — direct, through nginx
+# (the reference reverse proxy: keepalive upstream, proxy_buffering off), through swapd with its
+# defaults (captures, activity history and in-flight table on, as the dashboard needs them), and
+# through "swapd-lean", the same binary with captures off (captureBuffer: 0) and the history in
+# memory (store.path: none), so that what the bookkeeping costs stays visible — with
 # wrk over loopback, small non-streamed requests at 1 and 64 connections, and a large one (a
 # 256 KiB chat of 2000 messages, as an agent with a long context sends) at 1 connection. Prints
 # a markdown table of requests/s and p50/p99 latency with ratios to direct, and swapd's resident
 # memory.
-# The three targets are measured in interleaved rounds and each figure is the median over the
+# The targets are measured in interleaved rounds and each figure is the median over the
 # rounds, so that load from other processes on a small machine hits all three alike.
 #   bench/proxy_bench.sh [seconds per run, default 10] [rounds, default 3]
-# BASELINE_SWAPD=/path/to/other/swapd adds a fourth target, "swapd-before": that binary in front
-# of the same backend (for before/after figures measured under the same load).
+# BASELINE_SWAPD=/path/to/other/swapd adds a target, "swapd-before": that binary with the defaults
+# in front of its own backend (for before/after figures measured under the same load). Each swapd
+# keeps its history database under the run's temporary directory, never the user's.
 # Needs a build (scripts/build.sh); installs wrk and nginx from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +33,9 @@ trap cleanup EXIT
 
 source bench/common.sh
 backend_port=$(free_port)
+lean_backend_port=$(free_port)
 swapd_port=$(free_port)
+lean_port=$(free_port)
 nginx_port=$(free_port)
 
 cat >"$work/config.yaml" <<YAML
@@ -39,12 +45,28 @@ models:
     proxy: http://127.0.0.1:$backend_port
     concurrencyLimit: 1000
 YAML
-"$bin/swapd" --config "$work/config.yaml" --listen "127.0.0.1:$swapd_port" --log-level warn \
-  >"$work/swapd.log" 2>&1 &
+cat >"$work/lean.yaml" <<YAML
+captureBuffer: 0
+store:
+  path: none
+models:
+  bench:
+    cmd: $bin/fake-llama-server --port $lean_backend_port --model bench
+    proxy: http://127.0.0.1:$lean_backend_port
+    concurrencyLimit: 1000
+YAML
+# start_swapd NAME CONFIG PORT [BINARY]: its database in $work/NAME (STATE_DIRECTORY).
+start_swapd() {
+  mkdir -p "$work/$1"
+  STATE_DIRECTORY="$work/$1" "${4:-$bin/swapd}" --config "$2" --listen "127.0.0.1:$3" \
+    --log-level warn >"$work/$1.log" 2>&1 &
+  pids+=("$!")
+}
+start_swapd swapd "$work/config.yaml" "$swapd_port"
 swapd_pid=$!
-pids+=("$swapd_pid")
+start_swapd swapd-lean "$work/lean.yaml" "$lean_port"
 body='{"model":"bench","prompt":"hello","max_tokens":1}'
-targets=("direct" "nginx" "swapd")
+targets=("direct" "nginx" "swapd" "swapd-lean")
 if [ -n "${BASELINE_SWAPD:-}" ]; then
   base_port=$(free_port)
   base_backend_port=$(free_port)
@@ -57,14 +79,14 @@ models:
     concurrencyLimit: 1000
 YAML
 fi
-wait_for_health "$swapd_port"
 # The first request starts the backend.
-curl -fs --max-time 60 "127.0.0.1:$swapd_port/v1/completions" -d "$body" >/dev/null
+for port in "$swapd_port" "$lean_port"; do
+  wait_for_health "$port"
+  curl -fs --max-time 60 "127.0.0.1:$port/v1/completions" -d "$body" >/dev/null
+done
 idle_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
 if [ -n "${BASELINE_SWAPD:-}" ]; then
-  "$BASELINE_SWAPD" --config "$work/baseline.yaml" --listen "127.0.0.1:$base_port" \
-    --log-level warn >"$work/baseline.log" 2>&1 &
-  pids+=("$!")
+  start_swapd swapd-before "$work/baseline.yaml" "$base_port" "$BASELINE_SWAPD"
   wait_for_health "$base_port"
   curl -fs --max-time 60 "127.0.0.1:$base_port/v1/completions" -d "$body" >/dev/null
   targets+=("swapd-before")
@@ -130,6 +152,7 @@ for load in 1 64 large; do
         direct) port=$backend_port ;;
         nginx) port=$nginx_port ;;
         swapd) port=$swapd_port ;;
+        swapd-lean) port=$lean_port ;;
         swapd-before) port=$base_port ;;
       esac
       echo "$name $(run "$name" "$port" "$c" "$script" "$path")" >>"$work/results"
@@ -147,5 +170,8 @@ done
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 busy_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
+sleep 5  # the free memory of the flood goes back once requests have stopped for 2 s (IdleTrim)
+rested_rss=$(awk '/VmRSS/ {print $2}' "/proc/$swapd_pid/status")
 echo
-echo "swapd resident memory: ${idle_rss} KiB idle (backend loaded), ${busy_rss} KiB after the runs"
+echo "swapd resident memory: ${idle_rss} KiB idle (backend loaded), ${busy_rss} KiB right after" \
+  "the runs, ${rested_rss} KiB 5 s later"

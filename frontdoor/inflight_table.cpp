@@ -142,7 +142,7 @@ std::string InflightRequest::CancelledMessage() const {
 }
 
 void InflightRequest::SetSocket(int fd) {
-  std::lock_guard lock(table_->mu);
+  std::lock_guard lock(fd_mu_);
   fd_ = fd;
   if (fd_ >= 0 && cancelled()) ::shutdown(fd_, SHUT_RDWR);
 }
@@ -229,6 +229,7 @@ bool InflightTable::Cancel(const std::string& id) {
   InflightRequest& r = *it->second;
   r.cancelled_.store(true, std::memory_order_release);
   // Wakes a wait on the socket, and the backend sees its client leave.
+  std::lock_guard fd_lock(r.fd_mu_);
   if (r.fd_ >= 0) ::shutdown(r.fd_, SHUT_RDWR);
   return true;
 }

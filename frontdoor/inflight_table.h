@@ -88,9 +88,13 @@ class InflightRequest {
   std::string method_;
   HeaderSnapshot req_headers_;
   std::string remote_ip_;
+  // The socket a cancel shuts down, under its own lock (taken after the table's, in Cancel) so
+  // that the three changes of it a request makes do not contend for the table's. Held while the
+  // socket is shut down: it is never one the exchange has closed meanwhile.
+  std::mutex fd_mu_;
+  int fd_ = -1;  // guarded by fd_mu_
   // Guarded by the table's lock:
   HeaderSnapshot resp_headers_;
-  int fd_ = -1;
   bool upsert_due_ = false;  // a change waits for the next flush
   bool told_ = false;        // readers know of it: its end is told
 };
