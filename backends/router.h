@@ -36,7 +36,9 @@ class Lease {
   ~Lease();
 
   const std::string& model_id() const { return model_id_; }
-  const ProxyUrl& proxy_url() const { return *proxy_url_; }  // where to send the request
+  // Where to send the request; shared, so that a request holds it without a copy.
+  const ProxyUrl& proxy_url() const { return *proxy_url_; }
+  const std::shared_ptr<const ProxyUrl>& shared_proxy_url() const { return proxy_url_; }
   void Release();
 
  private:

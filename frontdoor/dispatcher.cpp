@@ -113,7 +113,7 @@ Result<UpstreamTarget> Dispatcher::Acquire(Job& job, const Waiting& waiting) {
           .WithRetryAfter(static_cast<int>(retry));
     }
     upstream.peer = peer->id;
-    upstream.url = peer->url;
+    upstream.url = std::make_shared<const ProxyUrl>(peer->url);
     upstream.timeouts = ConnectionTimeouts(peer->timeouts, settings_.upstream_idle_timeout);
     upstream.idle_conn = peer->timeouts.idle_conn.value_or(kPeerIdleConn);
     routing_.PeerRequestBegan(upstream.id);  // until the exchange's record
@@ -122,7 +122,7 @@ Result<UpstreamTarget> Dispatcher::Acquire(Job& job, const Waiting& waiting) {
   const ModelConfig& model = *job.to.model;
   Result<Lease> lease = router_.Acquire(model.id, job.deadline, waiting, job.evict_protected);
   if (!lease.ok()) return lease.status();
-  upstream.url = lease.value().proxy_url();
+  upstream.url = lease.value().shared_proxy_url();
   upstream.timeouts = ConnectionTimeouts(model.timeouts, settings_.upstream_idle_timeout);
   upstream.idle_conn = model.timeouts.idle_conn.value_or(kModelIdleConn);
   upstream.lease = std::move(lease).value();

@@ -50,7 +50,7 @@ UpstreamProxy::Exchange::Sent UpstreamProxy::Exchange::Send(std::string_view req
                                                             bool idempotent, RequestContext& ctx,
                                                             UpstreamFailure& failure) {
   const bool may_defer = ctx.ShouldDefer();
-  connection = proxy->connections_.Take(target.url.origin);
+  connection = proxy->connections_.Take(target.url->origin);
   bool reused = connection != nullptr;
   if (reused) {
     if (inflight) inflight->SetSocket(connection->fd());
@@ -86,7 +86,7 @@ UpstreamProxy::Exchange::Sent UpstreamProxy::Exchange::Send(std::string_view req
 
 bool UpstreamProxy::Exchange::Connect(UpstreamFailure& failure) {
   CloseConnection();
-  connection = UpstreamConnection::Open(target.url, target.timeouts, failure);
+  connection = UpstreamConnection::Open(*target.url, target.timeouts, failure);
   if (!connection) {
     record.unreachable = true;
     return false;
@@ -279,7 +279,7 @@ bool UpstreamProxy::Exchange::Read(std::string_view& piece, bool& done, Status& 
 void UpstreamProxy::Exchange::Done() {
   if (connection) {
     if (inflight) inflight->SetSocket(-1);
-    proxy->connections_.GiveBack(target.url.origin, std::move(connection), target.idle_conn);
+    proxy->connections_.GiveBack(target.url->origin, std::move(connection), target.idle_conn);
   }
   target.lease.Release();
 }

@@ -38,7 +38,7 @@ UpstreamProxy::Delivery UpstreamProxy::Forward(UpstreamTarget target, const Prox
                                                bool may_retry) {
   auto ex = std::make_shared<Exchange>(this, std::move(target), request);
   UpstreamFailure failure;
-  const std::string head = UpstreamRequestHead(ex->target.url, request);
+  const std::string head = UpstreamRequestHead(*ex->target.url, request);
   switch (ex->Send(head, request.body, Idempotent(request.method), ctx, failure)) {
     case Exchange::Sent::kFailed:
       if (may_retry && failure.kind == Kind::kRefused) {
@@ -83,8 +83,8 @@ Status UpstreamProxy::Describe(const UpstreamTarget& target, bool headers_seen,
   }
   const ErrorCode code = head_limit ? ErrorCode::kTimeout : ErrorCode::kBackendFailed;
   if (peer) {
-    return Status::Error(code, "peer \"" + target.peer + "\" (" + target.url.origin +
-                                   target.url.path_prefix + "), model \"" + target.id +
+    return Status::Error(code, "peer \"" + target.peer + "\" (" + target.url->origin +
+                                   target.url->path_prefix + "), model \"" + target.id +
                                    "\": " + what);
   }
   ctx.WillBlock();  // the describer may wait for the Router to notice an exit

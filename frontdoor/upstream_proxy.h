@@ -28,9 +28,9 @@ namespace swapd {
 
 // Where one request goes: a local model's backend, held by its lease, or a peer.
 struct UpstreamTarget {
-  Lease lease;     // empty for a peer
-  std::string id;  // the model's id, or the peer's model as "<peer>/<model>"
-  ProxyUrl url;
+  Lease lease;                          // empty for a peer
+  std::string id;                       // the model's id, or the peer's model as "<peer>/<model>"
+  std::shared_ptr<const ProxyUrl> url;  // never null
   UpstreamConnection::Timeouts timeouts;
   std::chrono::seconds idle_conn = kModelIdleConn;  // how long idle connections are kept
   std::string peer;                                 // the peer's id; empty for a local model

@@ -60,6 +60,18 @@ std::string TlsErrorText() {
   return text;
 }
 
+bool IsLoopback(const sockaddr& address) {
+  if (address.sa_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(address);
+    return (ntohl(in.sin_addr.s_addr) >> 24) == 127;
+  }
+  if (address.sa_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
+    return IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr) != 0;
+  }
+  return false;
+}
+
 // A blocking connect to one address, bounded by `timeout` (SO_SNDTIMEO bounds connect() too);
 // returns the socket or -1 with errno set. Four system calls fewer than a non-blocking connect
 // waited for with poll (poll, getsockopt, two fcntl), and backends that close a keep-alive
@@ -110,8 +122,10 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
   }
   int fd = -1;
   int error = 0;
+  bool loopback = false;
   for (addrinfo* ai = addresses; ai != nullptr && fd < 0; ai = ai->ai_next) {
     fd = ConnectOne(*ai, timeouts.connect);
+    loopback = IsLoopback(*ai->ai_addr);
     // A refusal wins: that address is up and nothing listens (e.g. "localhost" as ::1 without
     // IPv6, then 127.0.0.1 refused), which is what the caller acts on.
     if (fd < 0 && (error == 0 || errno == ECONNREFUSED)) error = errno;
@@ -122,7 +136,10 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::Open(const ProxyUrl& url
                  std::string(std::strerror(error)) + " (" + where + ")");
     return nullptr;
   }
-  if (timeouts.keepalive.count() > 0) {
+  // On this machine a backend that dies closes or resets the connection at once, and one that
+  // hangs has its probes answered by the kernel: keep-alive probes would learn nothing there (and
+  // cost three system calls on each of the frequent new connections to a local backend).
+  if (timeouts.keepalive.count() > 0 && !loopback) {
     const int one = 1;
     const int idle = static_cast<int>(timeouts.keepalive.count());
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
