@@ -44,10 +44,7 @@ bool CaptureStore::Has(int64_t id) const {
   return FindLocked(id) != held_.end();
 }
 
-size_t CaptureStore::capacity() const {
-  std::lock_guard lock(mu_);
-  return capacity_;
-}
+size_t CaptureStore::capacity() const { return capacity_.load(std::memory_order_relaxed); }
 
 size_t CaptureStore::bytes() const {
   std::lock_guard lock(mu_);

@@ -13,6 +13,7 @@
 // and Find is a binary search. Thread safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -57,7 +58,8 @@ class CaptureStore {
   void MakeRoom(size_t room);
 
   mutable std::mutex mu_;
-  size_t capacity_;        // Guarded by mu_
+  // Written under mu_; read without it by capacity(), which every request's record asks.
+  std::atomic<size_t> capacity_;
   size_t bytes_ = 0;       // Guarded by mu_
   std::deque<Held> held_;  // Guarded by mu_; oldest (lowest id) first
 };
