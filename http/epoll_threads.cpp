@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "base/thread_name.h"
+
 namespace swapd {
 namespace {
 
@@ -90,6 +92,7 @@ bool EpollThreads::LeavePool() {
 }
 
 void EpollThreads::ThreadMain(std::list<std::thread>::iterator self) {
+  NameThisThread("swapd-http");
   int idle_rounds = 0;
   bool left = false;  // counted out by LeavePool
   while (!stopping_) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/thread_name.h"
 #include "config/memory.h"
 #include "memory/process_memory.h"
 
@@ -111,6 +112,7 @@ MemoryView FootprintMonitor::View() const {
 }
 
 void FootprintMonitor::Loop() {
+  NameThisThread("swapd-footprint");
   std::unique_lock lock(mu_);
   Clock::time_point last = Clock::time_point::min();
   while (!stop_) {

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "base/thread_name.h"
+
 namespace swapd {
 namespace {
 
@@ -129,6 +131,7 @@ uint64_t ActivityLog::failed() const {
 }
 
 void ActivityLog::Loop() {
+  NameThisThread("swapd-activity");
   std::chrono::steady_clock::time_point warned_at{};
   uint64_t since_prune = 0;
   std::unique_lock lock(mu_);
