@@ -9,7 +9,7 @@
 # a markdown table of requests/s and p50/p99 latency with ratios to direct, and swapd's resident
 # memory.
 # The targets are measured in interleaved rounds and each figure is the median over the
-# rounds, so that load from other processes on a small machine hits all three alike.
+# rounds, so that load from other processes on a small machine hits all of them alike.
 #   bench/proxy_bench.sh [seconds per run, default 10] [rounds, default 3]
 # BASELINE_SWAPD=/path/to/other/swapd adds a target, "swapd-before": that binary with the defaults
 # in front of its own backend (for before/after figures measured under the same load). Each swapd
