@@ -24,10 +24,15 @@ using std::chrono::seconds;
 
 constexpr milliseconds kDeadline = seconds(10);
 
-FakeBackend Start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+// A fake that has finished loading, unless `loaded` is false (the tests of the load itself): it
+// prints its load lines after it listens, even with no --load-ms, and a request sent before it
+// is done gets 503 "Loading model" (seen on a loaded CI machine).
+FakeBackend Start(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                  bool loaded = true) {
   Result<FakeBackend> started = StartFakeBackend(args, env);
   INFO(started.status().ToString());
   REQUIRE(started.ok());
+  if (loaded) REQUIRE(WaitUntilLoaded(started.value()));
   return std::move(started).value();
 }
 
@@ -54,7 +59,7 @@ const std::string kChatBody =
 
 TEST_CASE("fake backend: /health is 503 while loading, then 200", "[integration][fake]") {
   SECTION("never ready") {
-    FakeBackend fake = Start({"--never-ready"});
+    FakeBackend fake = Start({"--never-ready"}, {}, false);
     HttpReply health = HttpGet(fake.base_url, "/health");
     CHECK(health.status == 503);
     CHECK(ParseJson(health) ==
@@ -65,7 +70,7 @@ TEST_CASE("fake backend: /health is 503 while loading, then 200", "[integration]
   }
   SECTION("ready after --load-ms") {
     const auto started = std::chrono::steady_clock::now();
-    FakeBackend fake = Start({"--load-ms", "600", "--log-lines", "5"});
+    FakeBackend fake = Start({"--load-ms", "600", "--log-lines", "5"}, {}, false);
     PollResult ready = WaitForStatus(fake.base_url, "/health", 200, kDeadline);
     INFO(ready.last.Describe() << "\n" << fake.process->Output());
     REQUIRE(ready.met);
@@ -230,7 +235,8 @@ TEST_CASE("fake backend: /env and /last-request", "[integration][fake]") {
 }
 
 TEST_CASE("fake backend: --exit-during-load", "[integration][fake]") {
-  FakeBackend fake = Start({"--exit-during-load", "7", "--load-ms", "100", "--log-lines", "3"});
+  FakeBackend fake =
+      Start({"--exit-during-load", "7", "--load-ms", "100", "--log-lines", "3"}, {}, false);
   std::optional<ExitStatus> status = fake.process->WaitForExit(kDeadline);
   REQUIRE(status);
   CHECK(status->ExitedWith(7));
