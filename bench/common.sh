@@ -3,6 +3,19 @@
 # A loopback TCP port that was free a moment ago (the OS picked it).
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# bench_config BIN_DIR PORT [TOP-LEVEL YAML]: a config of one model, "bench", the fake backend of
+# BIN_DIR on 127.0.0.1:PORT with room for any flood, after the given top-level settings.
+bench_config() {
+  [ -n "${3:-}" ] && printf '%s\n' "$3"
+  cat <<YAML
+models:
+  bench:
+    cmd: $1/fake-llama-server --port $2 --model bench
+    proxy: http://127.0.0.1:$2
+    concurrencyLimit: 1000
+YAML
+}
+
 # Waits up to 10 s for a swapd (or backend) on 127.0.0.1:PORT to answer GET /health.
 wait_for_health() {
   for _ in $(seq 100); do

@@ -41,13 +41,7 @@ trap cleanup EXIT
 source bench/common.sh
 backend_port=$(free_port)
 swapd_port=$(free_port)
-cat >"$work/config.yaml" <<YAML
-models:
-  bench:
-    cmd: $bin/fake-llama-server --port $backend_port --model bench
-    proxy: http://127.0.0.1:$backend_port
-    concurrencyLimit: 1000
-YAML
+bench_config "$bin" "$backend_port" >"$work/config.yaml"
 STATE_DIRECTORY=$work "$bin/swapd" --config "$work/config.yaml" --listen "127.0.0.1:$swapd_port" ${SWAPD_ARGS:-} \
   >"$work/swapd.log" 2>&1 &
 pids+=("$!")

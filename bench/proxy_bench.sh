@@ -38,23 +38,8 @@ swapd_port=$(free_port)
 lean_port=$(free_port)
 nginx_port=$(free_port)
 
-cat >"$work/config.yaml" <<YAML
-models:
-  bench:
-    cmd: $bin/fake-llama-server --port $backend_port --model bench
-    proxy: http://127.0.0.1:$backend_port
-    concurrencyLimit: 1000
-YAML
-cat >"$work/lean.yaml" <<YAML
-captureBuffer: 0
-store:
-  path: none
-models:
-  bench:
-    cmd: $bin/fake-llama-server --port $lean_backend_port --model bench
-    proxy: http://127.0.0.1:$lean_backend_port
-    concurrencyLimit: 1000
-YAML
+bench_config "$bin" "$backend_port" >"$work/config.yaml"
+bench_config "$bin" "$lean_backend_port" $'captureBuffer: 0\nstore:\n  path: none' >"$work/lean.yaml"
 # start_swapd NAME CONFIG PORT [BINARY]: its database in $work/NAME (STATE_DIRECTORY).
 start_swapd() {
   mkdir -p "$work/$1"
@@ -71,13 +56,7 @@ if [ -n "${BASELINE_SWAPD:-}" ]; then
   base_port=$(free_port)
   base_backend_port=$(free_port)
   # Its own fake backend, like the first (swapd refuses a backend port that is already taken).
-  cat >"$work/baseline.yaml" <<YAML
-models:
-  bench:
-    cmd: $bin/fake-llama-server --port $base_backend_port --model bench
-    proxy: http://127.0.0.1:$base_backend_port
-    concurrencyLimit: 1000
-YAML
+  bench_config "$bin" "$base_backend_port" >"$work/baseline.yaml"
 fi
 # The first request starts the backend.
 for port in "$swapd_port" "$lean_port"; do
