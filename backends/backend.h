@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/containment.h"
 #include "backends/load_progress.h"
 #include "base/status.h"
 #include "config/config.h"
@@ -30,6 +31,8 @@ struct BackendInfo {
   // While starting: what the process's output says about its load (backends/load_progress.h);
   // the default (kProcess, no share) for a backend that prints nothing parseable.
   LoadProgress load;
+  // Where every process of the running process is (backends/containment.h); null when none runs.
+  std::shared_ptr<const RunScope> scope;
 };
 
 class Backend {
@@ -42,8 +45,9 @@ class Backend {
   // lines.
   virtual Status Start() = 0;
 
-  // Stops the process: cmdStop (with ${PID}) if configured, else SIGTERM to its process group;
-  // SIGKILL to the group after the model's unloadTimeout; reaps. Blocks until the process is gone.
+  // Stops the process: cmdStop (with ${PID}) if configured, else SIGTERM to every process of its
+  // run (its process group and whatever left it, backends/containment.h); SIGKILL to all of them
+  // after the model's unloadTimeout; reaps. Blocks until every process of the run is gone.
   // Idempotent; safe while starting (the start then fails).
   virtual void Stop() = 0;
 

@@ -27,8 +27,8 @@ int OpenPidfd(int pid) {
 
 }  // namespace
 
-ChildProcess::ChildProcess(int pid, int output_fd, bool watched)
-    : pid_(pid), output_fd_(output_fd), watched_(watched) {
+ChildProcess::ChildProcess(int pid, int output_fd, bool watched, std::unique_ptr<Cage> cage)
+    : pid_(pid), output_fd_(output_fd), watched_(watched), cage_(std::move(cage)) {
   if (output_fd_ >= 0) {
     int flags = ::fcntl(output_fd_, F_GETFL);
     ::fcntl(output_fd_, F_SETFL, flags | O_NONBLOCK);
@@ -55,18 +55,33 @@ ChildProcess::ChildProcess(int pid, int output_fd, bool watched)
 
 ChildProcess::~ChildProcess() {
   if (!reaped()) {
-    SignalGroup(SIGKILL);
+    SignalAll(SIGKILL);
     Wait();
   }
   if (exit_watcher_.joinable()) exit_watcher_.join();
+  cage_.reset();  // SIGKILLs what is left of the run and removes its cgroup
   if (watched_) Guardian::Unwatch(pgid());
   if (output_fd_ >= 0) ::close(output_fd_);
   if (exit_fd_ >= 0) ::close(exit_fd_);
 }
 
-bool ChildProcess::SignalGroup(int sig) { return ::kill(-pgid(), sig) == 0; }
+bool ChildProcess::SignalAll(int sig) {
+  // Until the leader is reaped its group id cannot be reused; after that the cage has them all.
+  bool group = !reaped_ && ::kill(-pgid(), sig) == 0;
+  bool others = cage_ && cage_->Signal(sig, group ? pgid() : 0) > 0;
+  bool any = group || others;
+  return any;
+}
 
-bool ChildProcess::GroupAlive() const { return ::kill(-pgid(), 0) == 0 || errno == EPERM; }
+bool ChildProcess::AnyAlive() const {
+  if (!reaped_ && (::kill(-pgid(), 0) == 0 || errno == EPERM)) return true;
+  return cage_ && cage_->Alive();
+}
+
+bool ChildProcess::KillAll(std::chrono::milliseconds limit) {
+  SignalAll(SIGKILL);
+  return !cage_ || cage_->KillAll(limit);
+}
 
 int ChildProcess::Wait() {
   std::lock_guard<std::mutex> lock(wait_mu_);

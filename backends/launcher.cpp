@@ -28,6 +28,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/containment.h"
 #include "backends/guardian.h"
 
 extern char** environ;
@@ -38,7 +39,7 @@ namespace {
 namespace bp = boost::process;
 
 // What failed in the child before exec, reported through the error pipe.
-enum ChildStep : int { kStepSetpgid = 1, kStepParentGone, kStepDup, kStepExec };
+enum ChildStep : int { kStepSetpgid = 1, kStepParentGone, kStepCgroup, kStepDup, kStepExec };
 
 const char* StepName(int step) {
   switch (step) {
@@ -46,6 +47,8 @@ const char* StepName(int step) {
       return "setpgid";
     case kStepParentGone:
       return "parent exited";
+    case kStepCgroup:
+      return "join its cgroup";
     case kStepDup:
       return "dup2";
     default:
@@ -103,6 +106,7 @@ struct ChildSetup : bp::extend::handler {
   int stdin_fd;   // /dev/null
   int output_fd;  // write end of the stdout+stderr pipe
   int error_fd;   // write end of the error pipe (CLOEXEC: EOF on a successful exec)
+  int cgroup_fd;  // the run's cgroup.procs, or -1
   pid_t parent;
   int* fork_errno;
 
@@ -130,6 +134,10 @@ struct ChildSetup : bp::extend::handler {
     // Own process group, so that a stop (or the Guardian) reaches the backend's children too, and
     // a Ctrl-C meant for swapd does not.
     if (::setpgid(0, 0) != 0) ReportAndExit(error_fd, kStepSetpgid, errno);
+    // Into the run's cgroup before anything runs: every process it makes starts there too.
+    if (cgroup_fd >= 0 && ::write(cgroup_fd, "0", 1) != 1) {
+      ReportAndExit(error_fd, kStepCgroup, errno);
+    }
     // Die with swapd. If swapd died before this line, the signal will never come: exit now.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (::getppid() != parent) ReportAndExit(error_fd, kStepParentGone, 0);
@@ -158,7 +166,9 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
 // Runs on the spawner thread.
 Result<std::unique_ptr<ChildProcess>> SpawnOnThisThread(const SpawnRequest& request,
                                                         const std::string& exe,
-                                                        std::vector<std::string> env) {
+                                                        std::vector<std::string> env,
+                                                        std::unique_ptr<Cage> cage,
+                                                        int* cgroup_errno) {
   if (Status s = Guardian::Start(); !s.ok()) return s;
 
   std::vector<char*> argv;
@@ -186,6 +196,7 @@ Result<std::unique_ptr<ChildProcess>> SpawnOnThisThread(const SpawnRequest& requ
   setup.stdin_fd = null_fd;
   setup.output_fd = out[1];
   setup.error_fd = err[1];
+  setup.cgroup_fd = cage->join_fd();
   setup.parent = ::getpid();
   setup.fork_errno = &fork_errno;
 
@@ -214,14 +225,17 @@ Result<std::unique_ptr<ChildProcess>> SpawnOnThisThread(const SpawnRequest& requ
   while ((n = ::read(err[0], report, sizeof(report))) < 0 && errno == EINTR) {
   }
   CloseIf(err[0]);
-  auto child = std::make_unique<ChildProcess>(pid, out[0], /*watched=*/true);
+  cage->CloseJoinFd();
+  auto child = std::make_unique<ChildProcess>(pid, out[0], /*watched=*/true, std::move(cage));
   if (n > 0) {
     child.reset();  // reaps the failed child and unregisters its group
     std::string why = report[0] == kStepParentGone
                           ? "parent exited"
                           : std::string(StepName(report[0])) + ": " + std::strerror(report[1]);
-    return Status::Error(ErrorCode::kBackendFailed,
-                         "cannot start \"" + request.argv[0] + "\" (" + exe + "): " + why);
+    Status failed = Status::Error(ErrorCode::kBackendFailed,
+                                  "cannot start \"" + request.argv[0] + "\" (" + exe + "): " + why);
+    if (report[0] == kStepCgroup) *cgroup_errno = report[1];
+    return failed;
   }
   return child;
 }
@@ -268,16 +282,32 @@ class RealLauncher : public Launcher {
     if (request.argv.empty()) {
       return Status::Error(ErrorCode::kInvalidArgument, "empty command line");
     }
-    std::vector<std::string> env = MergeEnvironment(environ, request.env);
-    std::optional<std::string> path = FindEnvValue(env, "PATH");
+    std::optional<std::string> path = FindEnvValue(MergeEnvironment(environ, request.env), "PATH");
     Result<std::string> exe = FindExecutable(request.argv[0], path ? &*path : nullptr);
     if (!exe.ok()) return exe.status();
 
-    std::promise<Result<std::unique_ptr<ChildProcess>>> promise;
-    auto future = promise.get_future();
-    spawner_.Post(
-        [&] { promise.set_value(SpawnOnThisThread(request, exe.value(), std::move(env))); });
-    return future.get();
+    for (int attempt = 1;; ++attempt) {
+      Result<std::unique_ptr<Cage>> cage = containment::NewCage(request.model_id);
+      if (!cage.ok()) return cage.status();
+      EnvPairs extra = request.env;
+      for (auto& pair : cage.value()->MarkerEnv(request.model_id)) extra.push_back(pair);
+      std::vector<std::string> env = MergeEnvironment(environ, extra);
+      int cgroup_errno = 0;
+      std::promise<Result<std::unique_ptr<ChildProcess>>> promise;
+      auto future = promise.get_future();
+      spawner_.Post([&] {
+        promise.set_value(SpawnOnThisThread(request, exe.value(), std::move(env),
+                                            std::move(cage).value(), &cgroup_errno));
+      });
+      Result<std::unique_ptr<ChildProcess>> child = future.get();
+      // A child that could not join its cgroup (a delegation that stopped working): once more,
+      // with markers, unless cgroups are required.
+      if (!child.ok() && cgroup_errno != 0 && attempt == 1 &&
+          containment::CgroupJoinFailed(cgroup_errno)) {
+        continue;
+      }
+      return child;
+    }
   }
 
  private:

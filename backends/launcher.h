@@ -7,6 +7,9 @@
 //  - its own process group (pgid == pid), so a stop can signal the backend and all its children;
 //  - parent-death signal SIGKILL, so it dies with swapd even when swapd is SIGKILLed, and the
 //    group is registered with the Guardian (backends/guardian.h) for the children it may have;
+//  - its run is contained (backends/containment.h): it joins its run's cgroup before exec where
+//    swapd makes them, and its environment carries the run's markers (SWAPD_RUN, SWAPD_MODEL,
+//    SWAPD_CONFIG), so every descendant is found whatever session or group it moves to;
 //  - stdin is /dev/null, stdout and stderr go to one pipe (ChildProcess::output_fd()), and it
 //    inherits no other descriptor of swapd (listening sockets, other backends' pipes);
 //  - signal mask empty and dispositions default, whatever swapd's threads had.
@@ -27,6 +30,7 @@ namespace swapd {
 struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in the child's PATH
   EnvPairs env;                   // appended to swapd's environment; later wins
+  std::string model_id = {};      // the model the child belongs to (its SWAPD_MODEL); may be empty
 };
 
 class Launcher {

@@ -18,6 +18,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kTailLines = 20;
+// How long a SIGKILLed run may take to be gone before it is reported.
+constexpr auto kTreeKillLimit = std::chrono::milliseconds(5000);
+// How often a stop looks whether the rest of a run is gone.
+constexpr auto kTreePollEvery = std::chrono::milliseconds(20);
 // After an exit noticed through new output, the next check waits at least this long.
 constexpr auto kMinCheckGap = std::chrono::milliseconds(2);
 
@@ -174,7 +178,7 @@ Status ProcessBackend::Start() {
     return free;
   }
   sink_->load.Begin();  // again: what a lingering earlier process wrote meanwhile does not count
-  auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
+  auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env, model_.id});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
     Status status = Status::Error(ErrorCode::kBackendFailed, last_error_);
@@ -301,7 +305,7 @@ void ProcessBackend::RunStop(std::unique_lock<std::mutex>& lock, bool graceful) 
     run->expected_exit = true;
     if (graceful && !run->exited) {
       if (!model_.stop_argv.empty()) {
-        SpawnRequest request{SubstitutePid(model_.stop_argv, pid), model_.env};
+        SpawnRequest request{SubstitutePid(model_.stop_argv, pid), model_.env, model_.id};
         lock.unlock();
         std::shared_ptr<OutputSink> sink = sink_;
         Status s = RunStopCommand(*launcher_, request, deadline, [&](std::string_view line) {
@@ -310,17 +314,26 @@ void ProcessBackend::RunStop(std::unique_lock<std::mutex>& lock, bool graceful) 
         if (!s.ok()) spdlog::warn("model {}: cmdStop: {}", model_.id, s.message());
         lock.lock();
       } else {
-        run->child->SignalGroup(SIGTERM);
+        run->child->SignalAll(SIGTERM);
       }
       cv_.wait_until(lock, deadline, [&] { return run->exited; });
+      // The rest of its tree (e.g. a server a wrapper started in a new session) has the same grace.
+      if (run->exited) WaitRunGone(lock, *run, deadline);
     }
-    if (!run->exited) {
+    if (!run->exited || StillRunning(lock, *run)) {
       if (graceful) {
-        spdlog::warn("model {}: pid {} still running {}s after the stop request: SIGKILL",
-                     model_.id, pid, model_.unload_timeout.count());
+        spdlog::warn(
+            "model {}: pid {} or processes it started still running {}s after the stop "
+            "request: SIGKILL",
+            model_.id, pid, model_.unload_timeout.count());
       }
-      run->child->SignalGroup(SIGKILL);
+      run->child->SignalAll(SIGKILL);
       cv_.wait(lock, [&] { return run->exited; });  // SIGKILL cannot be ignored
+      lock.unlock();
+      if (!run->child->KillAll(kTreeKillLimit)) {
+        spdlog::error("model {}: processes of its run survive SIGKILL", model_.id);
+      }
+      lock.lock();
     }
     spdlog::info("model {}: pid {} stopped ({}) in {} ms", model_.id, pid,
                  DescribeWaitStatus(run->wait_status), Millis(Clock::now() - begin));
@@ -334,11 +347,33 @@ void ProcessBackend::RunStop(std::unique_lock<std::mutex>& lock, bool graceful) 
   pending_failure_ = false;
 }
 
+bool ProcessBackend::StillRunning(std::unique_lock<std::mutex>& lock, const Running& run) {
+  lock.unlock();  // a /proc walk with markers: not under mu_
+  const bool alive = run.child->AnyAlive();
+  lock.lock();
+  return alive;
+}
+
+void ProcessBackend::WaitRunGone(std::unique_lock<std::mutex>& lock, const Running& run,
+                                 Clock::time_point deadline) {
+  while (StillRunning(lock, run) && Clock::now() < deadline) {
+    cv_.wait_until(lock, std::min(deadline, Clock::now() + kTreePollEvery));
+  }
+}
+
 void ProcessBackend::OnExit(const std::shared_ptr<Running>& run) {
-  // Whatever is left of the group goes too (a crashed backend's workers, a stopped wrapper's
-  // child). The unreaped leader keeps the group id from being reused until Wait().
-  run->child->SignalGroup(SIGKILL);
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping = run->expected_exit;
+  }
+  // An exit on its own takes the rest of the run along (a crashed backend's workers, a server its
+  // wrapper started in a new session); during a stop the rest has the stop's grace (RunStop).
+  if (!stopping) run->child->SignalAll(SIGKILL);
   const int status = run->child->Wait();
+  if (!stopping && !run->child->KillAll(kTreeKillLimit)) {
+    spdlog::error("model {}: processes of its run survive SIGKILL", model_.id);
+  }
   std::unique_lock<std::mutex> lock(mu_);
   run->exited = true;
   run->wait_status = status;
@@ -369,6 +404,7 @@ BackendInfo ProcessBackend::Info() const {
   BackendInfo info;
   info.state = state_;
   info.pid = proc_ && !proc_->exited ? proc_->child->pid() : 0;
+  if (info.pid > 0) info.scope = proc_->child->scope();
   info.last_error = last_error_;
   info.exit_code = last_exit_code_;
   info.since = since_;

@@ -1,7 +1,8 @@
 // ProcessBackend: the real Backend (backends/backend.h). It runs one model's backend process with a
 // Launcher, captures its output into a LogRing (and swapd's log when logToStdout is "upstream" or
-// "both"), polls its readiness with a ReadinessProbe, stops it (cmdStop or SIGTERM to the group,
-// then SIGKILL after unloadTimeout) and notices at once when it exits on its own.
+// "both"), polls its readiness with a ReadinessProbe, stops it (cmdStop or SIGTERM to every
+// process of its run, then SIGKILL after unloadTimeout; the stop waits for the whole run, not
+// only for the process it started) and notices at once when it exits on its own.
 // States (one transition function, illegal transitions are logged as bugs):
 //   stopped/failed -> starting -> ready -> stopping -> stopped
 //   starting -> failed (exited, or not ready in time: then via stopping -> failed)
@@ -9,8 +10,9 @@
 //   failed -> stopped (Stop(); the reason stays in Info().last_error)
 // While it starts, its output is also read for the load's progress (backends/load_progress.h,
 // the partial line of dots included): Info().load.
-// When the process exits without a Stop() (while starting or ready), whatever is left of its
-// process group is SIGKILLed, and the exit callback gets the exit status and the log tail.
+// When the process exits without a Stop() (while starting or ready), whatever is left of its run
+// (backends/containment.h) is SIGKILLed, and the exit callback gets the exit status and the log
+// tail.
 // Thread safe: every method may be called from any thread. Per running process there is one
 // monitor thread (output, exit detection, reaping); a start's readiness checks run on the thread
 // that called Start() first, and a stop runs on the thread that called Stop(). A model whose cmd
@@ -82,6 +84,11 @@ class ProcessBackend : public Backend {
   // Requires mu_ and state kStopping, entered by the caller. Stops proc_ (gracefully or not),
   // reaps it, then enters kStopped (kFailed when pending_failure_). Releases mu_ while waiting.
   void RunStop(std::unique_lock<std::mutex>& lock, bool graceful);
+  // Require mu_ (released while they look). Whether any process of `run` is left; waiting until
+  // none is or `deadline` passes.
+  bool StillRunning(std::unique_lock<std::mutex>& lock, const Running& run);
+  void WaitRunGone(std::unique_lock<std::mutex>& lock, const Running& run,
+                   std::chrono::steady_clock::time_point deadline);
   // On the monitor thread, once, when `run`'s process has exited: kills what is left of its group,
   // reaps it, and reports an unexpected exit.
   void OnExit(const std::shared_ptr<Running>& run);

@@ -57,11 +57,11 @@ Status RunStopCommand(Launcher& launcher, const SpawnRequest& request,
   }
   splitter.Flush();
   if (!exited) {
-    child->SignalGroup(SIGKILL);
+    child->SignalAll(SIGKILL);
     child->Wait();
     return Status::Error(ErrorCode::kTimeout, "still running after the grace period: killed");
   }
-  child->SignalGroup(SIGKILL);  // whatever it left behind in its group
+  child->SignalAll(SIGKILL);  // whatever it left behind in its group
   int status = child->Wait();
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
   return Status::Error(ErrorCode::kBackendFailed, DescribeWaitStatus(status));

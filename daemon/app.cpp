@@ -3,6 +3,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <filesystem>
+
+#include "backends/containment.h"
+#include "backends/leftovers.h"
 #include "config/loader.h"
 #include "daemon/config_watcher.h"
 #include "daemon/reload.h"
@@ -24,6 +29,24 @@ void SetUpLogging(const std::string& level, std::shared_ptr<LogHub> hub) {
   spdlog::flush_on(spdlog::level::info);
 }
 
+// What marks this swapd's backends as its config's (SWAPD_CONFIG): the config file's absolute path,
+// or the config directory's when there is no file.
+std::string ConfigIdentity(const Options& options) {
+  const std::string& given = options.config_path.empty() ? options.config_dir : options.config_path;
+  std::error_code ec;
+  std::filesystem::path path = std::filesystem::weakly_canonical(given, ec);
+  if (ec) path = std::filesystem::absolute(given, ec);
+  return ec ? given : path.string();
+}
+
+// How long a leftover of this config may take to stop on SIGTERM: the models' longest
+// unloadTimeout, at most 10 s (swapd does not listen meanwhile).
+std::chrono::milliseconds LeftoverGrace(const Config& config) {
+  std::chrono::seconds grace{1};
+  for (const auto& [id, model] : config.models) grace = std::max(grace, model.unload_timeout);
+  return std::min<std::chrono::milliseconds>(grace, std::chrono::seconds(10));
+}
+
 }  // namespace
 
 App::App(Options options) : options_(std::move(options)) {}
@@ -41,6 +64,8 @@ int App::Run() {
   }
   auto config = std::make_shared<const Config>(std::move(*loaded.config));
   if (options_.log_level.empty()) spdlog::set_level(spdlog::level::from_str(config->log_level));
+  containment::Configure(options_.containment, ConfigIdentity(options_));
+  StopLeftovers(ConfigIdentity(options_), LeftoverGrace(*config));
 
   Result<std::unique_ptr<Service>> made = Service::Make(options_, config, logs);
   if (!made.ok()) {

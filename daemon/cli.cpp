@@ -22,6 +22,7 @@ enum class Flag {
   kShutdownTimeout,
   kUpstreamIdleTimeout,
   kPeerCheckInterval,
+  kContainment,
   kJson,
   kVersion,
   kHelp,
@@ -33,7 +34,7 @@ struct FlagSpec {
   bool takes_value;
 };
 
-constexpr std::array<FlagSpec, 13> kFlags = {{
+constexpr std::array<FlagSpec, 14> kFlags = {{
     {"config", Flag::kConfig, true},
     {"config-dir", Flag::kConfigDir, true},
     {"listen", Flag::kListen, true},
@@ -43,6 +44,7 @@ constexpr std::array<FlagSpec, 13> kFlags = {{
     {"shutdown-timeout", Flag::kShutdownTimeout, true},
     {"upstream-idle-timeout", Flag::kUpstreamIdleTimeout, true},
     {"peer-check-interval", Flag::kPeerCheckInterval, true},
+    {"containment", Flag::kContainment, true},
     {"json", Flag::kJson, false},
     {"version", Flag::kVersion, false},
     {"help", Flag::kHelp, false},
@@ -245,6 +247,15 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& args) {
         }
         o.log_level = *value;
         break;
+      case Flag::kContainment: {
+        std::optional<ContainmentMode> mode = ParseContainmentMode(*value);
+        if (!mode) {
+          return fail("invalid value \"" + *value + "\" for " + shown +
+                      ": want auto, cgroup or marker");
+        }
+        o.containment = *mode;
+        break;
+      }
       case Flag::kShutdownTimeout:
       case Flag::kUpstreamIdleTimeout:
       case Flag::kPeerCheckInterval: {
@@ -322,6 +333,10 @@ flags:
   --peer-check-interval SECONDS
                      how often each peer's /v1/models is asked while it answers; a peer
                      that does not is asked less often, up to every 60 s (default 5)
+  --containment MODE how every process a backend starts is kept with its model, so that a
+                     stop, and swapd's death, ends all of them: auto (a cgroup v2 group per
+                     run where swapd may create one, else environment markers), cgroup
+                     (required: a backend does not start without it), marker (default auto)
   --strict           unknown configuration keys are errors instead of warnings
   --log-level LEVEL  debug, info, warn or error (default: the config's logLevel)
   --json             (check only) print diagnostics and configuration as one JSON document

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/containment.h"
 #include "base/status.h"
 #include "http/upstream_connection.h"
 #include "scoreboard/bench_options.h"
@@ -41,8 +42,11 @@ struct Options {
   // first byte or between two) fails the request. Long: a CPU model may think for many minutes.
   std::chrono::seconds upstream_idle_timeout = kDefaultUpstreamIdleTimeout;
   std::chrono::seconds peer_check_interval{5};  // --peer-check-interval SECONDS
-  bool json = false;                            // check --json
-  BenchOptions bench;                           // `swapd bench ...`: everything after "bench"
+  // --containment auto|cgroup|marker: how backend process trees are contained
+  // (backends/containment.h).
+  ContainmentMode containment = ContainmentMode::kAuto;
+  bool json = false;   // check --json
+  BenchOptions bench;  // `swapd bench ...`: everything after "bench"
 };
 
 struct ParsedCommandLine {

@@ -162,7 +162,16 @@ void FootprintMonitor::Sample() {
     }
   }
   const bool any_running = !groups.empty();
-  const std::map<int, std::vector<int>> members = ProcessGroupsPids(groups);
+  // Every process of each run: its process group and whatever left the group but not its run
+  // (a server a wrapper started in a new session).
+  std::map<int, std::vector<int>> members = ProcessGroupsPids(groups);
+  for (const ModelSnapshot& s : snapshot) {
+    if (s.backend.state != BackendState::kReady || s.backend.pid <= 0 || !s.backend.scope) continue;
+    std::vector<int>& pids = members[s.backend.pid];
+    for (int pid : ScopePids(*s.backend.scope)) pids.push_back(pid);
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  }
   bool new_run = false;  // a backend became ready since the last sample
   for (const ModelSnapshot& s : snapshot) {
     auto it = previous.find(s.id);

@@ -106,6 +106,30 @@ int64_t ProcessGroupResidentBytes(int pgid) {
   return pages * sysconf(_SC_PAGESIZE);
 }
 
+std::vector<int> BackendPids(const BackendInfo& backend) {
+  if (backend.pid <= 0) return {};
+  std::vector<int> pids = ProcessGroupPids(backend.pid);  // the backend leads its own group
+  if (backend.scope) {
+    for (int pid : ScopePids(*backend.scope)) pids.push_back(pid);
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  }
+  return pids;
+}
+
+int64_t ResidentBytesOf(const std::vector<int>& pids) {
+  int64_t pages = 0;
+  for (int pid : pids) {
+    long pgrp = 0, rss = 0;
+    try {
+      if (ReadStat(std::to_string(pid), &pgrp, &rss)) pages += rss;
+    } catch (const std::exception&) {
+      // A malformed field (cannot happen with a sane kernel): count nothing for it.
+    }
+  }
+  return pages * sysconf(_SC_PAGESIZE);
+}
+
 int64_t SelfResidentBytes() {
   std::istringstream statm(ReadProcText("/proc/self/statm"));
   long pages_total = 0, pages_resident = 0;

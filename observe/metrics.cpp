@@ -269,12 +269,11 @@ std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot
     out << "swapd_queued_requests{model=\"" << Label(m.id) << "\"} " << m.queued << "\n";
   }
   Header(out, "swapd_backend_resident_memory_bytes", "gauge",
-         "Resident memory of each running backend's process group.");
+         "Resident memory of every process of each running backend.");
   for (const auto& m : snapshot) {
     if (m.backend.pid <= 0) continue;
-    // The backend runs in its own process group, whose id is its pid.
     out << "swapd_backend_resident_memory_bytes{model=\"" << Label(m.id) << "\"} "
-        << ProcessGroupResidentBytes(m.backend.pid) << "\n";
+        << ResidentBytesOf(BackendPids(m.backend)) << "\n";
   }
   Header(out, "swapd_uptime_seconds", "gauge", "Seconds since swapd started.");
   out << "swapd_uptime_seconds "

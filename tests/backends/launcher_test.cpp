@@ -89,7 +89,7 @@ TEST_CASE("Launcher: the child inherits only stdin (/dev/null), stdout and stder
   CHECK(settled);
   CHECK(StatusMaskEmpty(child->pid(), "SigBlk"));
   CHECK(StatusMaskEmpty(child->pid(), "SigIgn"));
-  CHECK(child->SignalGroup(SIGKILL));
+  CHECK(child->SignalAll(SIGKILL));
   CHECK(WTERMSIG(child->Wait()) == SIGKILL);
   REQUIRE(fds.size() == 3);
   CHECK(fds[0] == "/dev/null");
@@ -103,7 +103,7 @@ TEST_CASE("Launcher: own process group, parent is swapd, exit status is reported
   backend_testing::ProcStat st = backend_testing::ReadProcStat(child->pid());
   CHECK(st.pgrp == child->pid());
   CHECK(st.ppid == ::getpid());
-  CHECK(child->GroupAlive());
+  CHECK(child->AnyAlive());
   CHECK(WEXITSTATUS(child->Wait()) == 7);
   CHECK(DescribeWaitStatus(child->Wait()) == "exit code 7");  // idempotent
   child.reset();

@@ -1,5 +1,6 @@
 # Test sources of backends/ (backend processes and the scheduler; appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES
+  backends/containment_test.cpp
   backends/guardian_test.cpp
   backends/launcher_test.cpp
   backends/load_progress_test.cpp

@@ -179,11 +179,21 @@ TEST_CASE("usage errors name the problem in one line", "[unit][cli]") {
   }
 }
 
+TEST_CASE("--containment: auto by default, cgroup or marker on request", "[unit][cli]") {
+  CHECK(ParseOk({}).containment == ContainmentMode::kAuto);
+  CHECK(ParseOk({"--containment", "marker"}).containment == ContainmentMode::kMarker);
+  CHECK(ParseOk({"-containment=cgroup"}).containment == ContainmentMode::kCgroup);
+  CHECK(ParseOk({"--containment", "auto"}).containment == ContainmentMode::kAuto);
+  CHECK_THAT(ParseError({"--containment", "docker"}),
+             Catch::Contains("want auto, cgroup or marker"));
+}
+
 TEST_CASE("usage text documents every flag and the check subcommand", "[unit][cli]") {
   std::string usage = UsageText();
-  for (const char* word : {"--config ", "--config-dir", "--listen", "--watch-config", "--strict",
-                           "--log-level", "--shutdown-timeout", "--json", "--version", "--help",
-                           "swapd check", "127.0.0.1:8080", "[::1]:8080", ":8080", "exit status"}) {
+  for (const char* word :
+       {"--config ", "--config-dir", "--listen", "--watch-config", "--strict", "--log-level",
+        "--shutdown-timeout", "--json", "--version", "--help", "--containment", "swapd check",
+        "127.0.0.1:8080", "[::1]:8080", ":8080", "exit status"}) {
     CHECK_THAT(usage, Catch::Contains(word));
   }
 }

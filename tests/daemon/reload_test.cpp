@@ -21,16 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-// Replaces the config file the way editors do: a new file renamed over the old one.
-void RewriteConfig(const SwapdInstance& swapd, const std::string& yaml) {
-  const std::string tmp = swapd.dir + "/.config.yaml.new";
-  {
-    std::ofstream out(tmp);
-    out << yaml;
-  }
-  REQUIRE(std::rename(tmp.c_str(), swapd.config_path.c_str()) == 0);
-}
-
 // The pid /running reports for a model, 0 when it does not run.
 int RunningPid(const std::string& url, const std::string& model) {
   HttpReply r = HttpGet(url, "/running");
@@ -86,7 +76,7 @@ TEST_CASE("reload keeps an unchanged model serving and restarts a changed one af
   auto b = StreamAsync(url, "rl-b", 40, b_started);
   REQUIRE(a_started.Wait(60s));
   REQUIRE(b_started.Wait(60s));
-  RewriteConfig(swapd.value(), DuoYaml(pa, pb, "--ctx-size 4096"));
+  REQUIRE(RewriteConfig(swapd.value(), DuoYaml(pa, pb, "--ctx-size 4096")));
   HttpReply reload = HttpPost(url, "/api/config/reload", "");
   REQUIRE(reload.status == 200);
   json outcome = json::parse(reload.body);
@@ -119,7 +109,7 @@ TEST_CASE("an invalid config is rejected with its position and the old one keeps
   REQUIRE(HttpPost(url, "/v1/chat/completions", ChatBody("rl-keep", false)).status == 200);
   const int pid = RunningPid(url, "rl-keep");
 
-  RewriteConfig(swapd.value(), good + "  rl-bad:\n    cmd: srv --port ${NOPE}\n");
+  REQUIRE(RewriteConfig(swapd.value(), good + "  rl-bad:\n    cmd: srv --port ${NOPE}\n"));
   HttpReply reload = HttpPost(url, "/api/config/reload", "");
   REQUIRE(reload.status == 400);
   json body = json::parse(reload.body);
@@ -161,7 +151,7 @@ TEST_CASE("SIGHUP adds and removes models; a removed model stops", "[integration
   REQUIRE(HttpPost(url, "/v1/chat/completions", ChatBody("rl-old", false)).status == 200);
   REQUIRE_FALSE(PidsWithArg("--model rl-old ").empty());
 
-  RewriteConfig(swapd.value(), "models:\n" + FakeModelYaml("rl-new", p2));
+  REQUIRE(RewriteConfig(swapd.value(), "models:\n" + FakeModelYaml("rl-new", p2)));
   REQUIRE(swapd.value().process->Signal(SIGHUP));
   PollResult listed = PollUntil(
       url, "/v1/models",
@@ -179,8 +169,8 @@ TEST_CASE("--watch-config applies an editor's atomic save", "[integration][reloa
   REQUIRE(swapd.ok());
   const std::string url = swapd.value().base_url;
   INFO(swapd.value().process->Output());
-  RewriteConfig(swapd.value(),
-                "models:\n" + FakeModelYaml("rw-first", p1) + FakeModelYaml("rw-second", p2));
+  REQUIRE(RewriteConfig(
+      swapd.value(), "models:\n" + FakeModelYaml("rw-first", p1) + FakeModelYaml("rw-second", p2)));
   PollResult listed = PollUntil(
       url, "/v1/models",
       [](const HttpReply& r) { return r.body.find("rw-second") != std::string::npos; }, 30s);

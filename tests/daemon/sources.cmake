@@ -2,6 +2,7 @@
 # shared integration-test helpers of tests/support/ (appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES
   daemon/cli_test.cpp
+  daemon/containment_test.cpp
   daemon/docker_config_test.cpp
   daemon/examples_test.cpp
   daemon/fake_backend_test.cpp

@@ -358,16 +358,6 @@ TEST_CASE("A 1 MB buffer drops the oldest captures; a refused request keeps its 
              Catch::StartsWith("application/json"));
 }
 
-// Replaces the config file the way editors do: a new file renamed over the old one.
-void RewriteConfig(const SwapdInstance& swapd, const std::string& yaml) {
-  const std::string tmp = swapd.dir + "/.config.yaml.new";
-  {
-    std::ofstream out(tmp);
-    out << yaml;
-  }
-  REQUIRE(std::rename(tmp.c_str(), swapd.config_path.c_str()) == 0);
-}
-
 TEST_CASE("A reload applies captureBuffer: 0 drops the captures, a size keeps them again",
           "[integration][captures]") {
   const std::string models = "models:\n" + FakeModelYaml("cap-rl", FreeLoopbackPort());
@@ -387,7 +377,7 @@ TEST_CASE("A reload applies captureBuffer: 0 drops the captures, a size keeps th
   };
   chat(1, true);
 
-  RewriteConfig(swapd.value(), "captureBuffer: 0\n" + models);
+  REQUIRE(RewriteConfig(swapd.value(), "captureBuffer: 0\n" + models));
   REQUIRE(HttpPost(url, "/api/config/reload", "").status == 200);
   CHECK(Rows(url)[0]["has_capture"] == false);
   CHECK(HttpGet(url, "/api/captures/" + std::to_string(Rows(url)[0]["id"].get<int>())).status ==
@@ -395,7 +385,7 @@ TEST_CASE("A reload applies captureBuffer: 0 drops the captures, a size keeps th
   chat(2, false);
   CHECK(Rows(url)[1]["has_capture"] == false);
 
-  RewriteConfig(swapd.value(), "captureBuffer: 1\n" + models);
+  REQUIRE(RewriteConfig(swapd.value(), "captureBuffer: 1\n" + models));
   REQUIRE(HttpPost(url, "/api/config/reload", "").status == 200);
   chat(3, true);
   CHECK(Rows(url)[0]["has_capture"] == false);  // dropped by the reload to 0

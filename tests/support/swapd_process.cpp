@@ -27,7 +27,8 @@ std::string FakeModelYaml(const std::string& id, int port, const std::string& fl
 
 Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std::string>& args,
                                  const std::vector<std::string>& env,
-                                 std::chrono::milliseconds timeout) {
+                                 std::chrono::milliseconds timeout,
+                                 const std::vector<std::string>& wrapper) {
   SwapdInstance instance;
   char tmpl[] = "/tmp/swapd-test-XXXXXX";
   if (!mkdtemp(tmpl)) return Status::Error(ErrorCode::kInternal, "mkdtemp failed");
@@ -36,7 +37,11 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
   std::ofstream(instance.config_path) << yaml;
 
   SubprocessSpec spec;
-  spec.argv = {SWAPD_BINARY, "--config", instance.config_path, "--listen", "127.0.0.1:0"};
+  spec.argv = wrapper;
+  for (const char* arg :
+       {SWAPD_BINARY, "--config", instance.config_path.c_str(), "--listen", "127.0.0.1:0"}) {
+    spec.argv.push_back(arg);
+  }
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   // Its history store (store.path's default) in its own directory, unless `env` says otherwise.
   spec.env = {"STATE_DIRECTORY=" + instance.dir};
@@ -56,6 +61,16 @@ Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std:
   instance.port = std::atoi(line->c_str() + colon + 1);
   instance.base_url = "http://127.0.0.1:" + std::to_string(instance.port);
   return instance;
+}
+
+bool RewriteConfig(const SwapdInstance& swapd, const std::string& yaml) {
+  const std::string tmp = swapd.dir + "/.config.yaml.new";
+  {
+    std::ofstream out(tmp);
+    out << yaml;
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), swapd.config_path.c_str()) == 0;
 }
 
 std::vector<int> PidsWithArg(const std::string& needle) {

@@ -27,10 +27,17 @@ struct SwapdInstance {
 };
 
 // Starts swapd with `yaml` as its config, plus `args`. Waits up to `timeout` for it to listen.
-// Its history store defaults to swapd.db in the temporary directory (STATE_DIRECTORY).
+// Its history store defaults to swapd.db in the temporary directory (STATE_DIRECTORY). `wrapper`,
+// when given, is the command line swapd's own is appended to (e.g. a shell that moves itself
+// into a cgroup and then execs "$@").
 Result<SwapdInstance> StartSwapd(const std::string& yaml, const std::vector<std::string>& args = {},
                                  const std::vector<std::string>& env = {},
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(20));
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                                 const std::vector<std::string>& wrapper = {});
+
+// Replaces the config file the way editors do: a new file renamed over the old one. False when
+// it could not be written.
+bool RewriteConfig(const SwapdInstance& swapd, const std::string& yaml);
 
 // A loopback TCP port that was free a moment ago (the OS picked it), for a backend's --port.
 using ::swapd::FreeLoopbackPort;
