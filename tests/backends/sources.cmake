@@ -7,6 +7,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/matrix_solver_test.cpp
   backends/port_allocator_test.cpp
   backends/process_backend_test.cpp
+  backends/process_backend_port_test.cpp
   backends/readiness_probe_test.cpp
   backends/residency_policy_test.cpp
   backends/router_test.cpp
