@@ -11,9 +11,8 @@
 #include <thread>
 
 #include "backends/output_monitor.h"
-#include "backends/port_check.h"
+#include "backends/run_port.h"
 #include "backends/stop_command.h"
-#include "config/model_port.h"
 
 namespace swapd {
 namespace {
@@ -197,42 +196,16 @@ Status ProcessBackend::Start() {
 }
 
 Status ProcessBackend::SpawnRun(bool again) {
-  PortLease port;
-  Status placed = Status::Ok();
-  if (model_.argv.empty()) {
-    // A model without cmd has nothing to spawn; the launcher says so below.
-  } else if (PortIsChosen(model_)) {
-    const int wanted = configured_port_;
-    auto leased = ports_->Acquire(model_.id, wanted, fixed_ports_);
-    if (leased.ok()) {
-      port = std::move(leased).value();
-      const std::string moved = "starting on port " + std::to_string(port.port());
-      if (again) {
-        spdlog::warn(
-            "model {}: its process could not bind port {} (its output says the address is in "
-            "use): starting once more, on port {}",
-            model_.id, model_.port, port.port());
-      } else if (!port.skipped().empty()) {
-        const SkippedPort& first = port.skipped().front();
-        spdlog::warn("model {}: port {} is {}{}, {}", model_.id, first.port, first.why,
-                     port.skipped().size() > 1 ? " (and the next ones too)" : "", moved);
-      }
-      ApplyPort(model_, port.port());
-      if (slots_) slots_->SetProxy(model_.proxy);
-    } else {
-      placed = Status::Error(ErrorCode::kBackendFailed,
-                             "model \"" + model_.id + "\": " + leased.status().message());
-    }
-  } else {
-    placed = CheckProxyPortFree(model_.id, model_.proxy);
-  }
+  auto placed = PlaceRun(model_, RunPortRequest{configured_port_, fixed_ports_, again}, *ports_);
   if (!placed.ok()) {
-    last_error_ = placed.message();
+    last_error_ = placed.status().message();
     spdlog::error("{}", last_error_);
-    FinishStart(placed);
+    FinishStart(placed.status());
     Transition(BackendState::kFailed);
-    return placed;
+    return placed.status();
   }
+  PortLease port = std::move(placed).value();
+  if (port.held() && slots_) slots_->SetProxy(model_.proxy);
   sink_->load.Begin();  // again: what a lingering earlier process wrote meanwhile does not count
   const size_t first_line = sink_->ring.TotalLines();
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env});
@@ -249,12 +222,8 @@ Status ProcessBackend::SpawnRun(bool again) {
   run->may_retry_port = port.held() && !again && !model_.check_endpoint.empty();
   run->port = std::move(port);
   run->first_line = first_line;
-  if (run->port.held()) {
-    spdlog::info("model {}: started pid {} on port {}", model_.id, run->child->pid(),
-                 run->port.port());
-  } else {
-    spdlog::info("model {}: started pid {}", model_.id, run->child->pid());
-  }
+  spdlog::info("model {}: started pid {}{}", model_.id, run->child->pid(),
+               run->port.held() ? " on port " + std::to_string(run->port.port()) : "");
   proc_ = run;
   std::weak_ptr<Running> weak = run;
   std::shared_ptr<OutputSink> sink = sink_;
