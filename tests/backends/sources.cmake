@@ -11,6 +11,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/readiness_probe_test.cpp
   backends/residency_policy_test.cpp
   backends/router_test.cpp
+  backends/router_port_test.cpp
   backends/scheduler_matrix_test.cpp
   backends/scheduler_memory_test.cpp
   backends/scheduler_queue_test.cpp
