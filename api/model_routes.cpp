@@ -107,7 +107,9 @@ nlohmann::json Running(const Config& config, const Router& router) {
                            {"in_flight", m.in_flight},
                            {"queued", m.queued}};
     if (model) {
-      item["proxy"] = model->proxy;
+      // Where its backend listens: its ${PORT} moves off a port that was taken.
+      item["proxy"] = ProxyInUse(*model, m.backend);
+      item["port"] = PortInUse(*model, m.backend);
       item["ttl"] = model->ttl.count();
       item["name"] = model->name;
       item["description"] = model->description;

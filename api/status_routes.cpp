@@ -59,6 +59,16 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Con
     // each result so that a changed definition shows in --compare.
     item["definition"] =
         definition == config->models.end() ? std::string() : definition->second.slot_key;
+    // Where its requests go now (its ${PORT} moves off a port that was taken); null for a model a
+    // reload removed.
+    if (definition != config->models.end()) {
+      item["proxy"] = ProxyInUse(definition->second, m.backend);
+      item["port"] = PortInUse(definition->second, m.backend);
+    } else {
+      item["proxy"] =
+          m.backend.proxy.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.backend.proxy);
+      item["port"] = m.backend.port == 0 ? nlohmann::json(nullptr) : nlohmann::json(m.backend.port);
+    }
     auto measured = view.models.find(m.id);
     item["memory"] =
         ModelMemoryJson(definition == config->models.end() ? nullptr : &definition->second, m,

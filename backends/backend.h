@@ -20,6 +20,13 @@ namespace swapd {
 enum class BackendState { kStopped, kStarting, kReady, kStopping, kFailed };
 const char* ToString(BackendState state);
 
+struct BackendInfo;
+// Where `model`'s requests go now: its running backend's proxy, else the configured one.
+std::string ProxyInUse(const ModelConfig& model, const BackendInfo& backend);
+// The port of that: the run's ${PORT}, else the configured ${PORT}, else the port the proxy
+// names (0 when it names none).
+int PortInUse(const ModelConfig& model, const BackendInfo& backend);
+
 struct BackendInfo {
   BackendState state = BackendState::kStopped;
   int pid = 0;             // 0 when no process runs
@@ -33,6 +40,11 @@ struct BackendInfo {
   LoadProgress load;
   // Where every process of the running process is (backends/containment.h); null when none runs.
   std::shared_ptr<const RunScope> scope;
+  // While a process runs (starting, ready, stopping): the port it was given for ${PORT} (the
+  // configured one, or the next free one when that was taken; 0 when cmd does not use ${PORT}),
+  // and the proxy its requests go to. 0 and empty otherwise.
+  int port = 0;
+  std::string proxy;
 };
 
 class Backend {

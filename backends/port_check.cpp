@@ -10,6 +10,10 @@
 namespace swapd {
 namespace {
 
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]";
+}
+
 // Whether a connection to a loopback address succeeds (loopback answers at once: accepted or
 // refused).
 bool Listening(int family, const char* address, int port) {
@@ -67,6 +71,16 @@ Status CheckProxyPortFree(const std::string& model_id, const std::string& proxy_
             "another port");
   }
   return Status::Ok();
+}
+
+std::set<int> FixedLoopbackPorts(const Config& config) {
+  std::set<int> ports;
+  for (const auto& [id, model] : config.models) {
+    if (model.port_template || model.argv.empty()) continue;
+    const ProxyUrl url = ParseProxyUrl(model.proxy);
+    if (url.port != 0 && IsLoopback(url.host)) ports.insert(url.port);
+  }
+  return ports;
 }
 
 }  // namespace swapd

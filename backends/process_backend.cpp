@@ -6,11 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <thread>
 
 #include "backends/output_monitor.h"
-#include "backends/port_check.h"
+#include "backends/run_port.h"
 #include "backends/stop_command.h"
 
 namespace swapd {
@@ -69,9 +70,12 @@ struct ProcessBackend::OutputSink {
 struct ProcessBackend::Running {
   std::shared_ptr<ChildProcess> child;  // shared with the monitor thread
   std::unique_ptr<OutputMonitor> monitor;
-  bool expected_exit = false;  // a stop is under way. Guarded by the backend's mu_.
-  bool exited = false;         // reaped. Guarded by the backend's mu_.
-  int wait_status = 0;         // Guarded by the backend's mu_.
+  bool expected_exit = false;   // a stop is under way. Guarded by the backend's mu_.
+  bool exited = false;          // reaped. Guarded by the backend's mu_.
+  int wait_status = 0;          // Guarded by the backend's mu_.
+  PortLease port;               // its ${PORT}, while it may listen there
+  bool may_retry_port = false;  // the first run of a start on a chosen port
+  size_t first_line = 0;        // the log ring's line count when it was spawned
 };
 
 ProcessBackend::ProcessBackend(ModelConfig model, const Config& config,
@@ -88,6 +92,9 @@ ProcessBackend::ProcessBackend(ModelConfig model, const Config& config,
                                                   : std::make_shared<SlotStore>(
                                                         SlotStore::Settings::From(config)))),
       prefetch_(model_.prefetch ? std::move(options.prefetch) : nullptr),
+      ports_(options.ports != nullptr ? options.ports : &ProcessPortAllocator()),
+      fixed_ports_(FixedLoopbackPorts(config)),
+      configured_port_(model_.port),
       since_(Clock::now()) {
   sink_->to_log = config.log_to_stdout == "upstream" || config.log_to_stdout == "both";
   sink_->on_line = std::move(options.on_output_line);
@@ -142,6 +149,7 @@ Status ProcessBackend::Start() {
   }
   const uint64_t gen = ++start_gen_;
   last_exit_code_.reset();
+  port_taken_ = false;
   std::shared_ptr<Running> old = std::move(proc_);  // a process that failed: dead, maybe lingering
   Transition(BackendState::kStarting);
   if (old) {
@@ -167,17 +175,43 @@ Status ProcessBackend::Start() {
     lock.lock();
     if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
   }
-  // (A model without cmd has nothing to spawn; the launcher says so below.)
-  if (Status free =
-          model_.argv.empty() ? Status::Ok() : CheckProxyPortFree(model_.id, model_.proxy);
-      !free.ok()) {
-    last_error_ = free.message();
-    spdlog::error("{}", last_error_);
-    FinishStart(free);
-    Transition(BackendState::kFailed);
-    return free;
+  // The run's port is chosen (and its fields expanded) just before the spawn: the later the look,
+  // the smaller the chance that another process takes the port in between.
+  for (bool again = false;; again = true) {
+    if (Status spawned = SpawnRun(again); !spawned.ok()) return spawned;
+    if (model_.check_endpoint.empty()) {  // checkEndpoint: none
+      if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
+      Transition(BackendState::kReady);
+      FinishStart(Status::Ok());
+      return Status::Ok();
+    }
+    Status ready = WaitReady(lock, gen);
+    if (!port_taken_) return ready;
+    // The process could not bind its port (OnExit left the start going): once more, elsewhere.
+    port_taken_ = false;
+    std::shared_ptr<Running> old = std::move(proc_);
+    old->port.MarkBusy();
+    lock.unlock();
+    old->monitor->Finish();
+    old.reset();
+    lock.lock();
+    if (start_gen_ != gen || state_ != BackendState::kStarting) return JoinStart(lock, gen);
   }
+}
+
+Status ProcessBackend::SpawnRun(bool again) {
+  auto placed = PlaceRun(model_, RunPortRequest{configured_port_, fixed_ports_, again}, *ports_);
+  if (!placed.ok()) {
+    last_error_ = placed.status().message();
+    spdlog::error("{}", last_error_);
+    FinishStart(placed.status());
+    Transition(BackendState::kFailed);
+    return placed.status();
+  }
+  PortLease port = std::move(placed).value();
+  if (port.held() && slots_) slots_->SetProxy(model_.proxy);
   sink_->load.Begin();  // again: what a lingering earlier process wrote meanwhile does not count
+  const size_t first_line = sink_->ring.TotalLines();
   auto spawned = launcher_->Spawn(SpawnRequest{model_.argv, model_.env, model_.id});
   if (!spawned.ok()) {
     last_error_ = "model \"" + model_.id + "\": " + spawned.status().message();
@@ -189,7 +223,11 @@ Status ProcessBackend::Start() {
   }
   auto run = std::make_shared<Running>();
   run->child = std::move(spawned).value();
-  spdlog::info("model {}: started pid {}", model_.id, run->child->pid());
+  run->may_retry_port = port.held() && !again && !model_.check_endpoint.empty();
+  run->port = std::move(port);
+  run->first_line = first_line;
+  spdlog::info("model {}: started pid {}{}", model_.id, run->child->pid(),
+               run->port.held() ? " on port " + std::to_string(run->port.port()) : "");
   proc_ = run;
   std::weak_ptr<Running> weak = run;
   std::shared_ptr<OutputSink> sink = sink_;
@@ -203,14 +241,18 @@ Status ProcessBackend::Start() {
         if (auto r = weak.lock()) OnExit(r);
       },
       [sink](std::string_view partial) { sink->load.Partial(partial); });
+  return Status::Ok();
+}
 
-  if (model_.check_endpoint.empty()) {  // checkEndpoint: none
-    if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
-    Transition(BackendState::kReady);
-    FinishStart(Status::Ok());
-    return Status::Ok();
-  }
-  return WaitReady(lock, gen);
+Status ProcessBackend::Interrupted(std::unique_lock<std::mutex>& lock, uint64_t gen) {
+  if (port_taken_) return Status::Error(ErrorCode::kBackendFailed, "its port was taken");
+  return JoinStart(lock, gen);
+}
+
+bool ProcessBackend::PortTaken(const Running& run) const {
+  if (!run.may_retry_port) return false;
+  const size_t lines = std::min(kTailLines, sink_->ring.TotalLines() - run.first_line);
+  return lines > 0 && SaysAddressInUse(sink_->ring.Tail(lines));
 }
 
 Status ProcessBackend::WaitReady(std::unique_lock<std::mutex>& lock, uint64_t gen) {
@@ -218,19 +260,21 @@ Status ProcessBackend::WaitReady(std::unique_lock<std::mutex>& lock, uint64_t ge
   PollBackoff backoff;
   const auto started = Clock::now();
   const auto deadline = started + health_check_timeout_;
-  auto cancelled = [&] { return start_gen_ != gen || state_ != BackendState::kStarting; };
+  auto cancelled = [&] {
+    return start_gen_ != gen || state_ != BackendState::kStarting || port_taken_;
+  };
   std::string last_seen = "no check yet";
   for (;;) {
-    if (cancelled()) return JoinStart(lock, gen);
+    if (cancelled()) return Interrupted(lock, gen);
     if (Clock::now() >= deadline) break;
     lock.unlock();
     ProbeResult result = probe->Check();
     const auto checked = Clock::now();
     lock.lock();
-    if (cancelled()) return JoinStart(lock, gen);
+    if (cancelled()) return Interrupted(lock, gen);
     if (result.ready) {
       spdlog::debug("model {}: ready after {} ms", model_.id, Millis(checked - started));
-      if (!RestoreSlots(lock, gen)) return JoinStart(lock, gen);
+      if (!RestoreSlots(lock, gen) || port_taken_) return Interrupted(lock, gen);
       Transition(BackendState::kReady);
       FinishStart(Status::Ok());
       return Status::Ok();
@@ -380,6 +424,11 @@ void ProcessBackend::OnExit(const std::shared_ptr<Running>& run) {
   cv_.notify_all();
   if (run->expected_exit || proc_ != run) return;  // a stop is under way: it reports
   const std::string how = DescribeWaitStatus(status);
+  if (state_ == BackendState::kStarting && PortTaken(*run)) {
+    port_taken_ = true;  // Start() runs it once more on another port
+    cv_.notify_all();
+    return;
+  }
   if (state_ == BackendState::kStarting || state_ == BackendState::kReady) {
     last_exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
@@ -409,6 +458,11 @@ BackendInfo ProcessBackend::Info() const {
   info.exit_code = last_exit_code_;
   info.since = since_;
   if (state_ == BackendState::kStarting) info.load = sink_->load.Progress();
+  if (state_ == BackendState::kStarting || state_ == BackendState::kReady ||
+      state_ == BackendState::kStopping) {
+    info.port = model_.port;
+    info.proxy = model_.proxy;
+  }
   return info;
 }
 

@@ -122,6 +122,15 @@ ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
   ConfigDiff diff = DiffConfigs(*config_, *config);
   config_ = std::move(config);
   proxy_urls_ = ParseProxyUrls(*config_);
+  // A backend that keeps running keeps its port; a changed one starts again and tells its own.
+  for (auto it = moved_proxies_.begin(); it != moved_proxies_.end();) {
+    if (diff.unchanged.count(it->first) != 0) {
+      proxy_urls_[it->first] = std::make_shared<const ProxyUrl>(ParseProxyUrl(it->second));
+      ++it;
+    } else {
+      it = moved_proxies_.erase(it);
+    }
+  }
   renew_backend_.insert(diff.added.begin(), diff.added.end());
   renew_backend_.insert(diff.changed.begin(), diff.changed.end());
   for (const std::string& id : diff.changed) {

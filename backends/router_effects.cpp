@@ -35,11 +35,29 @@ void RouterImpl::StartModel(const std::string& model) {
     }
     if (events->on_start_finished)
       events->on_start_finished(model, result.ok(), Clock::now() - began);
+    const std::string live_proxy = result.ok() ? backend->Info().proxy : std::string();
     std::lock_guard lock(mu_);
-    if (result.ok()) last_load_[model] = std::chrono::milliseconds(ms);
+    if (result.ok()) {
+      last_load_[model] = std::chrono::milliseconds(ms);
+      FollowProxy(model, live_proxy);
+    }
     scheduler_.StartFinished(model, result, Clock::now());
     Changed();
   });
+}
+
+void RouterImpl::FollowProxy(const std::string& model, const std::string& live_proxy) {
+  auto definition = config_->models.find(model);
+  if (live_proxy.empty() || definition == config_->models.end()) return;
+  auto moved = moved_proxies_.find(model);
+  const std::string& now = moved != moved_proxies_.end() ? moved->second : definition->second.proxy;
+  if (live_proxy == now) return;  // the usual case: nothing to parse
+  if (live_proxy == definition->second.proxy) {
+    moved_proxies_.erase(model);
+  } else {
+    moved_proxies_[model] = live_proxy;
+  }
+  proxy_urls_[model] = std::make_shared<const ProxyUrl>(ParseProxyUrl(live_proxy));
 }
 
 void RouterImpl::StopModel(const std::string& model, StopReason why) {

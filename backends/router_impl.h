@@ -126,6 +126,8 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     auto it = backends_.find(model);
     return it == backends_.end() ? nullptr : it->second;
   }
+  // A start of `model` succeeded: its Lease URL follows where its backend listens. mu_ held.
+  void FollowProxy(const std::string& model, const std::string& live_proxy);
   void TimerLoop();
   // Something changed: wake the waiting Acquire/Unload/Shutdown calls, and the timer if it
   // must now wake earlier than it planned (not on every request: that would cost a context
@@ -143,8 +145,11 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   std::condition_variable timer_wake_;
   // Guarded by mu_:
   std::shared_ptr<const Config> config_;
-  // Each model's proxy, parsed once per configuration: a Lease shares it.
+  // Each model's proxy, parsed once per configuration or start: a Lease shares it.
   std::map<std::string, std::shared_ptr<const ProxyUrl>> proxy_urls_;
+  // The models whose backend listens elsewhere than their configured proxy says (its ${PORT} was
+  // taken): model -> the proxy of its running backend. proxy_urls_ follows it.
+  std::map<std::string, std::string> moved_proxies_;
   Scheduler scheduler_;
   // Models whose next start needs a new Backend (their definition changed, or they were
   // removed and added again by a reload).

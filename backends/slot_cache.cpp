@@ -201,4 +201,9 @@ void SlotCache::Save() {
   }
 }
 
+void SlotCache::SetProxy(const std::string& proxy) {
+  std::lock_guard lock(mu_);
+  url_ = ParseProxyUrl(proxy);
+}
+
 }  // namespace swapd

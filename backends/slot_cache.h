@@ -31,6 +31,9 @@ class SlotCache {
   void Restore();
   // Before a planned stop, while the backend still runs.
   void Save();
+  // Where the backend listens from its next start on: the model's proxy for the port it was
+  // given (backends/port_allocator.h), when that is not the configured one.
+  void SetProxy(const std::string& proxy);
 
  private:
   std::mutex mu_;  // held by each method for its whole run

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "backends/port_allocator.h"
 #include "base/json_text.h"
 #include "check/check_matrix.h"
 #include "check/check_memory.h"
@@ -81,6 +82,18 @@ void DescribeArgv(std::string_view label, const std::vector<std::string>& argv,
   for (const auto& word : argv) o << "    " << QuoteWord(word) << "\n";
 }
 
+// The configured ${PORT} and what happens when it is taken, looked at now.
+std::string DescribePort(const ModelConfig& m) {
+  if (m.port == 0) return "none (cmd does not use ${PORT}: the proxy's port is used as written)";
+  const std::string port = std::to_string(m.port);
+  if (!PortBindable(m.port)) {
+    return port + " (in use now: if it still is when the model starts, swapd starts it on the " +
+           "next free port above and logs it)";
+  }
+  return port + " (free now; if it is taken when the model starts, swapd starts it on the next " +
+         "free port above and logs it)";
+}
+
 void DescribeModel(const ModelConfig& m, const Config& config, std::ostream& o) {
   const bool matrix = config.matrix.has_value();
   o << "\nmodel " << QuoteWord(m.id);
@@ -108,9 +121,7 @@ void DescribeModel(const ModelConfig& m, const Config& config, std::ostream& o) 
     }
   }
   o << "  proxy: " << m.proxy << "\n"
-    << "  port: "
-    << (m.port == 0 ? std::string("none (cmd does not use ${PORT})") : std::to_string(m.port))
-    << "\n"
+    << "  port: " << DescribePort(m) << "\n"
     << "  slot cache: "
     << (m.slot_dir.empty() ? std::string("none (cmd does not use ${SLOT_DIR})")
                            : m.slot_dir + " (key " + m.slot_key + ")")
@@ -225,6 +236,9 @@ json ConfigJson(const Config& c) {
         {"env", env},
         {"proxy", m.proxy},
         {"port", m.port},
+        // Whether another process holds the configured port now (the model would then start on
+        // the next free one above); null without ${PORT}.
+        {"portInUseNow", m.port == 0 ? json(nullptr) : json(!PortBindable(m.port))},
         {"slotDir", m.slot_dir},
         {"slotKey", m.slot_key},
         {"checkEndpoint", m.check_endpoint.empty() ? "none" : m.check_endpoint},

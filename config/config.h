@@ -110,6 +110,19 @@ struct MemoryConfig {
   bool HasBudget() const { return !budget.empty() || ram_auto || gpus_auto; }
 };
 
+// The fields of a model that carry ${PORT}, before it was expanded: what a backend needs to run
+// the model on another port than the configured one (config/model_port.h). Every other macro is
+// expanded already; "${PORT}" is left in place.
+struct PortTemplate {
+  std::string cmd;       // `cmd` as text, comment lines dropped, not yet split into words
+  std::string cmd_stop;  // `cmdStop` the same way ("" when there is none)
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string proxy;           // as ModelConfig::proxy (no trailing '/')
+  std::string check_endpoint;  // as ModelConfig::check_endpoint ("" for `none`)
+
+  bool operator==(const PortTemplate&) const = default;
+};
+
 struct ModelConfig {
   std::string id;    // the key under `models:`
   std::string name;  // display name (`name`), may be empty
@@ -124,6 +137,9 @@ struct ModelConfig {
   std::vector<std::pair<std::string, std::string>> env;
   std::string proxy;  // base URL, e.g. "http://localhost:5800" (no trailing '/')
   int port = 0;       // the port allocated for ${PORT}; 0 if cmd does not use it
+  // Set iff cmd uses ${PORT}: the port-bearing fields before expansion. A backend whose
+  // configured port is taken runs ModelForPort(model, another port) (config/model_port.h).
+  std::optional<PortTemplate> port_template;
   // The slot cache (backends/slot_cache.h): the directory ${SLOT_DIR} expanded to, empty when
   // cmd does not use it (no slot cache); and a hash of what makes a saved cache valid (cmd before
   // ${PORT} and ${SLOT_DIR} expansion, and env), 16 hex digits.

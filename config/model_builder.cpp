@@ -75,6 +75,7 @@ class ModelBuilder {
     // ${PORT} exists only for models whose cmd uses it (llama-swap's rule).
     bool cmd_has_port = cmd.text.find("${PORT}") != std::string::npos;
     if (cmd_has_port) {
+      m.port_template = Template(cmd, cmd_stop, proxy, check, env);
       m.port = next_port++;
       if (m.port > 65535) {
         sink_.Error(cmd.raw->Locate("${PORT}"), ctx_ + "${PORT} would be " +
@@ -149,6 +150,25 @@ class ModelBuilder {
   nlohmann::json Json(const YamlNodePtr& node) const {
     if (!node) return nlohmann::json::object();
     return ExpandMacros(NodeToJson(*node), macros_);
+  }
+
+  // The port-bearing fields as they are before ${PORT} is expanded, shaped as BuildCommands,
+  // BuildEnv and Build shape them (whose messages cover any problem).
+  static PortTemplate Template(const Field& cmd, const Field& cmd_stop, const Field& proxy,
+                               const Field& check, const std::vector<Field>& env) {
+    PortTemplate t;
+    t.cmd = cmd.text;
+    t.cmd_stop = cmd_stop.text;
+    for (const Field& f : env) {
+      const size_t eq = f.text.find('=');
+      if (eq == std::string::npos) continue;
+      std::string key(TrimSpace(std::string_view(f.text).substr(0, eq)));
+      if (!key.empty()) t.env.emplace_back(std::move(key), f.text.substr(eq + 1));
+    }
+    t.proxy = proxy.text;
+    while (t.proxy.size() > 1 && t.proxy.back() == '/') t.proxy.pop_back();
+    t.check_endpoint = check.text == "none" ? "" : check.text;
+    return t;
   }
 
   void CheckLeftovers(const Field& f, const std::string& text) {

@@ -72,6 +72,9 @@ nlohmann::json ModelStatusJson(const Config& config, const std::vector<ModelSnap
       item["capabilities"] = entry["capabilities"];
       if (entry.contains("context_length")) item["context_length"] = entry["context_length"];
     }
+    // The port its running backend was given for ${PORT} (not llama-swap's): it differs from the
+    // configured one when that was taken.
+    if (backend.port != 0) item["port"] = backend.port;
     if (backend.state == BackendState::kFailed && !backend.last_error.empty()) {
       item["last_error"] = backend.last_error;
     }

@@ -32,7 +32,8 @@ namespace swapd {
 // modelStatus's data, as llama-swap sends it: every configured model sorted by id ({id, name,
 // description, state, unlisted, peerID, aliases?, capabilities?, context_length?}), then each
 // peer's models ("<peer>/<model>", state ""). `state` is stopped|starting|ready|stopping; a model
-// whose start failed is "stopped" and carries `last_error`.
+// whose start failed is "stopped" and carries `last_error`; a running model whose cmd uses ${PORT}
+// carries the `port` its backend was given.
 nlohmann::json ModelStatusJson(const Config& config, const std::vector<ModelSnapshot>& snapshot);
 
 // uiConfig's data, as llama-swap sends it: {activity: {session_id: [header names]}}.

@@ -30,6 +30,8 @@ struct BackendScript : std::enable_shared_from_this<BackendScript> {
   std::map<std::string, std::chrono::milliseconds> start_delay;
   std::map<std::string, bool> hold;         // Start blocks while true (or until Stop)
   std::map<std::string, std::string> fail;  // Start fails with this message when not empty
+  // Where a running backend says it listens (BackendInfo::proxy); empty: not told.
+  std::map<std::string, std::string> live_proxy;
   // Record.
   std::vector<std::string> events;  // "start m", "ready m", "failed m", "stop m", "crash m"
   std::map<std::string, int> starts;
@@ -124,6 +126,10 @@ class ScriptedBackend : public Backend {
     info.pid = pid_;
     info.last_error = last_error_;
     info.since = since_;
+    if (state_ != BackendState::kStopped && state_ != BackendState::kFailed) {
+      auto live = script_->live_proxy.find(model_);
+      if (live != script_->live_proxy.end()) info.proxy = live->second;
+    }
     return info;
   }
   std::string LogTail(size_t /*lines*/) const override { return "log of " + model_; }

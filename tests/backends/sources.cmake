@@ -6,10 +6,13 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/load_progress_test.cpp
   backends/log_ring_test.cpp
   backends/matrix_solver_test.cpp
+  backends/port_allocator_test.cpp
   backends/process_backend_test.cpp
+  backends/process_backend_port_test.cpp
   backends/readiness_probe_test.cpp
   backends/residency_policy_test.cpp
   backends/router_test.cpp
+  backends/router_port_test.cpp
   backends/scheduler_matrix_test.cpp
   backends/scheduler_memory_test.cpp
   backends/scheduler_queue_test.cpp

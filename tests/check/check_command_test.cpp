@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backends/port_check.h"
 #include "check/check_command.h"
+#include "tests/support/port_holder.h"
 
 namespace swapd {
 namespace {
@@ -403,6 +405,31 @@ TEST_CASE("tests/compat/run-corpus.sh tabulates a folder of configs", "[integrat
   CHECK(RunShell(dir, "'" SWAPD_SOURCE_DIR "/tests/compat/run-corpus.sh' '" +
                           (dir.path() / "missing").string() + "' '" SWAPD_BINARY "'")
             .exit_code != 0);
+}
+
+}  // namespace
+}  // namespace swapd
+
+namespace swapd {
+namespace {
+
+TEST_CASE("DescribeConfig says what happens to a ${PORT} that is taken, and looks now",
+          "[unit][cli][ports]") {
+  ModelConfig m;
+  m.id = "m";
+  m.argv = {"srv"};
+  m.port = FreeLoopbackPort();
+  m.proxy = "http://localhost:" + std::to_string(m.port);
+  Config c;
+  c.models[m.id] = m;
+  CHECK_THAT(DescribeConfig(c), Contains("port: " + std::to_string(m.port) +
+                                         " (free now; if it is taken when the model starts, "
+                                         "swapd starts it on the next free port above"));
+  CHECK(nlohmann::json::parse(DescribeConfigJson(c))["models"]["m"]["portInUseNow"] == false);
+  testing::PortHolder other(m.port);
+  REQUIRE(other.listening());
+  CHECK_THAT(DescribeConfig(c), Contains("port: " + std::to_string(m.port) + " (in use now"));
+  CHECK(nlohmann::json::parse(DescribeConfigJson(c))["models"]["m"]["portInUseNow"] == true);
 }
 
 }  // namespace

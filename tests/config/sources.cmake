@@ -11,6 +11,7 @@ list(APPEND SWAPD_TEST_SOURCES
   config/slot_cache_config_test.cpp
   config/proxy_url_test.cpp
   config/diff_test.cpp
+  config/model_port_test.cpp
   config/matrix_config_test.cpp
   config/model_extras_test.cpp
   config/peers_config_test.cpp config/memory_config_test.cpp

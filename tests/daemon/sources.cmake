@@ -8,6 +8,7 @@ list(APPEND SWAPD_TEST_SOURCES
   daemon/fake_backend_test.cpp
   daemon/fault_test.cpp
   daemon/idle_trim_test.cpp
+  daemon/port_test.cpp
   daemon/reload_test.cpp
   daemon/sd_notify_test.cpp
   daemon/service_notify_test.cpp

@@ -363,6 +363,9 @@ peers:
                             {"function_calling", false},
                             {"reranker", false}}},
                           {"context_length", 4096}});
+  CHECK_FALSE(status[0].contains("port"));  // none told: not a ${PORT} model
+  ready.backend.port = 5801;                // its ${PORT}, moved off a taken 5800
+  CHECK(ModelStatusJson(*loaded.config, {failed, ready})[0]["port"] == 5801);
   CHECK(status[1]["id"] == "b-plain");
   CHECK(status[1]["state"] == "stopped");  // llama-swap has no "failed"
   CHECK(status[1]["last_error"] == "exit code 3");
