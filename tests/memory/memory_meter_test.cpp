@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/launcher.h"
 #include "memory/process_memory.h"
 #include "tests/support/fake_backend_process.h"
 #include "tests/support/proc_file.h"
@@ -176,6 +177,33 @@ TEST_CASE("ProcessGroupMemory counts fake-llama-server's --alloc-mb memory",
   fake.process->Kill();
   // The grandchild may linger as a zombie of the group until init reaps it: it holds nothing.
   CHECK(WaitFor([&] { return ProcessGroupMemory(pgid).rss == 0; }));
+}
+
+TEST_CASE("BackendPids counts a server that left its backend's process group",
+          "[integration][memory][containment]") {
+  // A wrapper whose server (here a fake llama-server holding 64 MiB) runs in a new session.
+  auto spawned = DefaultLauncher().Spawn(
+      {{"/bin/sh", "-c",
+        std::string("setsid ") + FAKE_BACKEND_BINARY + " --port 0 --alloc-mb 64 & wait"},
+       {},
+       "meter-model"});
+  REQUIRE(spawned.ok());
+  std::unique_ptr<ChildProcess> child = std::move(spawned).value();
+  BackendInfo info;
+  info.pid = child->pid();
+  info.scope = child->scope();
+  std::vector<int> pids;
+  int64_t rss = 0;
+  const bool counted = WaitFor([&] {
+    pids = BackendPids(info);
+    rss = ResidentBytesOf(pids);
+    return pids.size() == 2 && rss >= 60 * kMiB;
+  });
+  INFO("pids " << pids.size() << ", rss " << rss);
+  CHECK(counted);
+  CHECK(ProcessGroupPids(child->pgid()).size() == 1);  // the group alone misses the server
+  child.reset();                                       // kills the whole run
+  CHECK(WaitFor([&] { return ResidentBytesOf(BackendPids(info)) == 0; }));
 }
 
 TEST_CASE("ReadNvidiaGpus reads the fake nvidia-smi's GPU and the --vram-mb of a backend",
