@@ -7,6 +7,7 @@
 
 #include "base/json_text.h"
 #include "base/unix_time.h"
+#include "frontdoor/error_response.h"
 #include "frontdoor/ollama_answer.h"
 #include "frontdoor/ollama_models.h"
 #include "frontdoor/ollama_translate.h"
@@ -173,6 +174,36 @@ std::chrono::nanoseconds LoadTimeOf(const Router& router, const std::string& id,
 
 enum class OllamaKind { kChat, kGenerate, kEmbed, kEmbeddings };
 
+// A request without anything to generate: loads the model (waiting until it is ready, as Ollama
+// does) or, with keep_alive 0, unloads it. done_reason "load" or "unload". A peer's model is
+// neither loaded nor unloaded from here.
+void AnswerLoadOnly(Router& router, const OllamaTarget& target, const OllamaRequest& request,
+                    OllamaApi api, Clock::time_point arrived, HttpResponse& res,
+                    RequestContext& ctx) {
+  const ModelConfig* local = target.where.to.model;
+  OllamaClock clock{arrived, {}};
+  std::string reason = "load";
+  if (request.keep_alive.kind == KeepAlive::Kind::kUnload) {
+    reason = "unload";
+    if (local != nullptr) router.BeginUnload(local->id);
+  } else if (local != nullptr) {
+    const bool was_ready = router.IsReady(local->id);
+    Result<Lease> lease = router.Acquire(local->id, arrived + std::chrono::hours(1), [&ctx] {
+      ctx.WillBlock();
+      return ctx.ClientGone();
+    });
+    if (!lease.ok()) {
+      return OllamaError(res, HttpStatusOf(lease.status().code()), lease.status().message());
+    }
+    lease.value().Release();
+    if (!was_ready) clock.load = LoadTimeOf(router, local->id, arrived);
+  }
+  json out = OllamaAnswerOf(json::object(), request.model, api, clock);
+  out["done_reason"] = reason;
+  if (!request.stream) return OllamaJson(res, out);
+  res.SetBody(JsonText(out) + "\n", "application/x-ndjson");
+}
+
 void HandleOllamaCall(FrontDoor& door, Router& router, OllamaKind kind, const HttpRequest& req,
                       HttpResponse& res, RequestContext& ctx) {
   const Clock::time_point arrived = Clock::now();
@@ -190,6 +221,10 @@ void HandleOllamaCall(FrontDoor& door, Router& router, OllamaKind kind, const Ht
   const std::string& model = call->request.model;
   std::optional<OllamaTarget> target = ResolveOllamaName(door, model);
   if (!target) return OllamaError(res, 404, "model \"" + model + "\" not found");
+  const OllamaApi api = kind == OllamaKind::kChat ? OllamaApi::kChat : OllamaApi::kGenerate;
+  if (call->request.load_only) {
+    return AnswerLoadOnly(router, *target, call->request, api, arrived, res, ctx);
+  }
   call->request.openai["model"] = target->name;
   call->body = JsonText(call->request.openai);
   call->router = &router;
@@ -210,7 +245,6 @@ void HandleOllamaCall(FrontDoor& door, Router& router, OllamaKind kind, const Ht
     call->Done(false);
     return OllamaError(res, inner.status, OllamaErrorMessage(error));
   }
-  const OllamaApi api = kind == OllamaKind::kChat ? OllamaApi::kChat : OllamaApi::kGenerate;
   if (!sse) {
     const json answer = json::parse(WholeBody(inner, ctx), nullptr, false);
     call->Done(true);

@@ -243,6 +243,7 @@ Result<OllamaRequest> ChatRequestFromOllama(const json& body) {
     if (!mapped.ok()) return mapped.status();
     messages.push_back(std::move(mapped).value());
   }
+  request.value().load_only = messages.empty();
   request.value().openai["messages"] = std::move(messages);
   return request;
 }
@@ -269,6 +270,9 @@ Result<OllamaRequest> GenerateRequestFromOllama(const json& body) {
     messages.push_back({{"role", "system"}, {"content", body["system"]}});
   }
   json user = {{"role", "user"}, {"content", prompt}};
+  request.value().load_only =
+      prompt.empty() &&
+      (!body.contains("images") || !body["images"].is_array() || body["images"].empty());
   if (body.contains("images") && !body["images"].is_null() && !body["images"].empty()) {
     Result<json> parts = ContentWithImages(prompt, body["images"]);
     if (!parts.ok()) return parts.status();

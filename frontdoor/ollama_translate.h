@@ -34,6 +34,9 @@ struct OllamaRequest {
   bool stream = true;
   KeepAlive keep_alive;
   nlohmann::json openai;  // the OpenAI request body (its "model" is `model`)
+  // A chat without messages, a generate without prompt or images: Ollama's way to load a model
+  // (or, with keep_alive 0, to unload it) without generating.
+  bool load_only = false;
 };
 
 // /api/chat -> /v1/chat/completions. kInvalidArgument (400) for a body of the wrong shape.

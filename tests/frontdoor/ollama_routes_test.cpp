@@ -268,6 +268,19 @@ TEST_CASE("Ollama keep_alive 0 unloads the model after the answer; embeddings",
                                         {"messages", {{{"role", "user"}, {"content", "hi"}}}}}));
   CHECK(whole["done"] == true);
   CHECK(WaitFor([&] { return Running(url).empty(); }, 30s));
+
+  // Ollama's load and unload idiom: nothing to generate.
+  const json loaded =
+      JsonOf(OllamaPost(url, "/api/generate", {{"model", "coder"}, {"stream", false}}));
+  CHECK(loaded["done_reason"] == "load");
+  CHECK(loaded["load_duration"].get<int64_t>() > 0);
+  CHECK(Running(url) == std::vector<std::string>{"coder"});
+  StreamedReply unloaded =
+      StreamPost(url, "/api/chat",
+                 json{{"model", "coder"}, {"messages", json::array()}, {"keep_alive", 0}}.dump());
+  REQUIRE(unloaded.status == 200);
+  CHECK(NdjsonOf(unloaded.body).back()["done_reason"] == "unload");
+  CHECK(WaitFor([&] { return Running(url).empty(); }, 30s));
 }
 
 TEST_CASE("Ollama errors: unknown model 404, bad JSON and wrong types 400, model files 501",

@@ -65,6 +65,10 @@ TEST_CASE("Ollama chat request: messages, options, format, tools, think", "[unit
   CHECK(r.model == "qwen3:4b");
   CHECK(r.stream);  // Ollama's default
   CHECK(r.keep_alive.kind == KeepAlive::Kind::kUnload);
+  CHECK_FALSE(r.load_only);
+  CHECK(ChatRequestFromOllama({{"model", "m"}, {"messages", json::array()}}).value().load_only);
+  CHECK(GenerateRequestFromOllama({{"model", "m"}}).value().load_only);
+  CHECK_FALSE(GenerateRequestFromOllama({{"model", "m"}, {"prompt", "x"}}).value().load_only);
   const json& o = r.openai;
   CHECK(o["model"] == "qwen3:4b");
   CHECK(o["stream"] == true);
