@@ -12,12 +12,12 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-int64_t NanosOf(Clock::duration d) {
+int64_t OllamaNanos(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
 }
 
 // A number field of `object`, else `fallback`.
-double NumberOf(const json& object, const char* key, double fallback) {
+double OllamaNumber(const json& object, const char* key, double fallback) {
   if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return fallback;
   return object[key].get<double>();
 }
@@ -27,7 +27,7 @@ json OllamaHead(const std::string& model) {
 }
 
 // The text of an OpenAI message or delta's `content` (a string, or text parts).
-std::string TextOf(const json& content) {
+std::string OllamaTextOf(const json& content) {
   if (content.is_string()) return content.get<std::string>();
   std::string text;
   if (content.is_array()) {
@@ -40,7 +40,7 @@ std::string TextOf(const json& content) {
   return text;
 }
 
-std::string ReasoningOf(const json& message) {
+std::string OllamaReasoningOf(const json& message) {
   for (const char* key : {"reasoning_content", "reasoning"}) {
     if (message.contains(key) && message[key].is_string()) return message[key].get<std::string>();
   }
@@ -67,17 +67,17 @@ void PutOllamaText(OllamaApi api, const std::string& text, const std::string& th
 void AddOllamaCounts(const json& usage, const json& timings, const OllamaClock& clock,
                      Clock::time_point first_token, json& out) {
   const Clock::time_point now = Clock::now();
-  const int64_t total = NanosOf(now - clock.arrived);
+  const int64_t total = OllamaNanos(now - clock.arrived);
   const int64_t load = std::min<int64_t>(clock.load.count(), total);
   out["total_duration"] = total;
   out["load_duration"] = load;
-  out["prompt_eval_count"] =
-      static_cast<int64_t>(NumberOf(usage, "prompt_tokens", NumberOf(timings, "prompt_n", 0)));
+  out["prompt_eval_count"] = static_cast<int64_t>(
+      OllamaNumber(usage, "prompt_tokens", OllamaNumber(timings, "prompt_n", 0)));
   out["eval_count"] = static_cast<int64_t>(
-      NumberOf(usage, "completion_tokens", NumberOf(timings, "predicted_n", 0)));
+      OllamaNumber(usage, "completion_tokens", OllamaNumber(timings, "predicted_n", 0)));
   if (timings.is_object() && timings.contains("prompt_ms")) {
-    out["prompt_eval_duration"] = static_cast<int64_t>(NumberOf(timings, "prompt_ms", 0) * 1e6);
-    out["eval_duration"] = static_cast<int64_t>(NumberOf(timings, "predicted_ms", 0) * 1e6);
+    out["prompt_eval_duration"] = static_cast<int64_t>(OllamaNumber(timings, "prompt_ms", 0) * 1e6);
+    out["eval_duration"] = static_cast<int64_t>(OllamaNumber(timings, "predicted_ms", 0) * 1e6);
     return;
   }
   // No timings: the prompt took until the first token, the rest was generation.
@@ -85,7 +85,7 @@ void AddOllamaCounts(const json& usage, const json& timings, const OllamaClock& 
   const int64_t prompt =
       first_token == Clock::time_point{}
           ? 0
-          : std::clamp<int64_t>(NanosOf(first_token - clock.arrived) - load, 0, after_load);
+          : std::clamp<int64_t>(OllamaNanos(first_token - clock.arrived) - load, 0, after_load);
   out["prompt_eval_duration"] = prompt;
   out["eval_duration"] = after_load - prompt;
 }
@@ -129,7 +129,7 @@ json OllamaAnswerOf(const json& given, const std::string& model, OllamaApi api,
   const json message = choice.contains("message") && choice["message"].is_object()
                            ? choice["message"]
                            : json::object();
-  PutOllamaText(api, TextOf(message.value("content", json())), ReasoningOf(message),
+  PutOllamaText(api, OllamaTextOf(message.value("content", json())), OllamaReasoningOf(message),
                 OllamaToolCalls(message.value("tool_calls", json())), out);
   out["done"] = true;
   out["done_reason"] = OllamaDoneReason(choice.value("finish_reason", json()));
@@ -150,13 +150,13 @@ json OllamaEmbeddingsOf(const json& given, const std::string& model, bool legacy
   if (legacy) {
     return {{"embedding", embeddings.empty() ? json::array() : embeddings[0]}};
   }
-  const int64_t total = NanosOf(Clock::now() - clock.arrived);
+  const int64_t total = OllamaNanos(Clock::now() - clock.arrived);
   return {{"model", model},
           {"embeddings", std::move(embeddings)},
           {"total_duration", total},
           {"load_duration", std::min<int64_t>(clock.load.count(), total)},
           {"prompt_eval_count",
-           static_cast<int64_t>(NumberOf(answer.value("usage", json()), "prompt_tokens", 0))}};
+           static_cast<int64_t>(OllamaNumber(answer.value("usage", json()), "prompt_tokens", 0))}};
 }
 
 std::string OllamaErrorMessage(std::string_view body) {
@@ -236,8 +236,8 @@ std::string OllamaStream::Event(std::string_view data) {
       }
     }
   }
-  const std::string text = TextOf(delta.value("content", json()));
-  const std::string thinking = ReasoningOf(delta);
+  const std::string text = OllamaTextOf(delta.value("content", json()));
+  const std::string thinking = OllamaReasoningOf(delta);
   if (text.empty() && thinking.empty()) return "";
   if (first_token_ == Clock::time_point{}) first_token_ = Clock::now();
   json line = OllamaHead(model_);

@@ -25,7 +25,7 @@ std::string OllamaModelFile(const ModelConfig& model) {
   return "";
 }
 
-std::string FirstMatch(const std::string& text, const std::regex& pattern) {
+std::string OllamaFirstMatch(const std::string& text, const std::regex& pattern) {
   std::smatch match;
   return std::regex_search(text, match, pattern) ? match.str(1) : "";
 }
@@ -60,9 +60,9 @@ json OllamaDetails(const ModelConfig* model) {
                                  std::regex::icase);
   static const std::regex kSize(R"((?:^|[-_.])(\d+(?:\.\d+)?[BbMm])(?:[-_.]|$))");
   static const std::regex kFamily(R"(^([A-Za-z]+\d*)(?:[-_.]|$))");
-  details["quantization_level"] = FirstMatch(file, kQuant);
-  details["parameter_size"] = FirstMatch(file, kSize);
-  std::string family = FirstMatch(file, kFamily);
+  details["quantization_level"] = OllamaFirstMatch(file, kQuant);
+  details["parameter_size"] = OllamaFirstMatch(file, kSize);
+  std::string family = OllamaFirstMatch(file, kFamily);
   for (char& c : family) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (model->metadata.is_object() && model->metadata.contains("family") &&
       model->metadata["family"].is_string()) {

@@ -112,7 +112,7 @@ class OllamaCollector final : public BodyWriter {
   bool ended = false;
 };
 
-std::string WholeBody(HttpResponse& inner, RequestContext& ctx) {
+std::string OllamaWholeBody(HttpResponse& inner, RequestContext& ctx) {
   if (!inner.stream) return std::move(inner.body);
   OllamaCollector collector;
   while (!collector.ended && inner.stream->next(collector, ctx)) {
@@ -163,8 +163,8 @@ struct OllamaCall {
 };
 
 // How long this request waited for its model's start: zero unless it was not ready before.
-std::chrono::nanoseconds LoadTimeOf(const Router& router, const std::string& id,
-                                    Clock::time_point arrived) {
+std::chrono::nanoseconds OllamaLoadTime(const Router& router, const std::string& id,
+                                        Clock::time_point arrived) {
   for (const ModelSnapshot& snapshot : router.Snapshot()) {
     if (snapshot.id != id || snapshot.backend.state != BackendState::kReady) continue;
     if (snapshot.backend.since > arrived) return snapshot.backend.since - arrived;
@@ -196,7 +196,7 @@ void AnswerLoadOnly(Router& router, const OllamaTarget& target, const OllamaRequ
       return OllamaError(res, HttpStatusOf(lease.status().code()), lease.status().message());
     }
     lease.value().Release();
-    if (!was_ready) clock.load = LoadTimeOf(router, local->id, arrived);
+    if (!was_ready) clock.load = OllamaLoadTime(router, local->id, arrived);
   }
   json out = OllamaAnswerOf(json::object(), request.model, api, clock);
   out["done_reason"] = reason;
@@ -237,16 +237,16 @@ void HandleOllamaCall(FrontDoor& door, Router& router, OllamaKind kind, const Ht
   door.DispatchJson(target->where, req, route, call->body, call->inner, inner_ctx);
   inner_ctx.Complete(call->inner);
   OllamaClock clock{arrived, was_ready ? std::chrono::nanoseconds(0)
-                                       : LoadTimeOf(router, call->model_id, arrived)};
+                                       : OllamaLoadTime(router, call->model_id, arrived)};
   HttpResponse& inner = call->inner;
   const bool sse = inner.stream && IsEventStream(inner.headers.Get("Content-Type"));
   if (inner.status >= 400) {
-    const std::string error = WholeBody(inner, ctx);
+    const std::string error = OllamaWholeBody(inner, ctx);
     call->Done(false);
     return OllamaError(res, inner.status, OllamaErrorMessage(error));
   }
   if (!sse) {
-    const json answer = json::parse(WholeBody(inner, ctx), nullptr, false);
+    const json answer = json::parse(OllamaWholeBody(inner, ctx), nullptr, false);
     call->Done(true);
     if (!answer.is_object()) {
       return OllamaError(res, 502, "model \"" + model + "\": the backend's answer is not JSON");
@@ -261,7 +261,7 @@ void HandleOllamaCall(FrontDoor& door, Router& router, OllamaKind kind, const Ht
   call->stream = std::make_unique<OllamaStream>(model, api, clock);
   if (!call->request.stream) {
     // A backend that streamed what was asked whole: gathered here.
-    std::string lines = call->stream->Feed(WholeBody(inner, ctx)) + call->stream->Finish();
+    std::string lines = call->stream->Feed(OllamaWholeBody(inner, ctx)) + call->stream->Finish();
     call->Done(true);
     json last = json::parse(lines.substr(lines.rfind('\n', lines.size() - 2) + 1), nullptr, false);
     return OllamaJson(res, last);

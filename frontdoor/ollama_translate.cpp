@@ -20,7 +20,7 @@ std::string OllamaStringField(const json& object, const char* key) {
 }
 
 // A Go duration ("1h30m", "5m", "10s", "300ms", "-1m") in seconds; nullopt when malformed.
-std::optional<double> ParseGoDuration(std::string_view text) {
+std::optional<double> OllamaGoDuration(std::string_view text) {
   static const std::map<std::string_view, double> kUnits = {
       {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
   bool negative = false;
@@ -53,7 +53,7 @@ std::optional<double> ParseGoDuration(std::string_view text) {
   return negative ? -total : total;
 }
 
-KeepAlive KeepAliveOfSeconds(double seconds) {
+KeepAlive OllamaKeepAliveOf(double seconds) {
   if (seconds < 0) return {KeepAlive::Kind::kForever, {}};
   if (seconds == 0) return {KeepAlive::Kind::kUnload, {}};
   return {KeepAlive::Kind::kFor, std::chrono::seconds(static_cast<int64_t>(std::ceil(seconds)))};
@@ -95,7 +95,7 @@ void MapOllamaOptions(const json& options, json& out) {
 
 // The fields /api/chat and /api/generate share: model, stream, keep_alive, options, format,
 // tools, think.
-Result<OllamaRequest> CommonFields(const json& body) {
+Result<OllamaRequest> OllamaCommonFields(const json& body) {
   if (!body.is_object()) return OllamaBadRequest("the request body must be a JSON object");
   OllamaRequest request;
   if (!body.contains("model") || !body["model"].is_string() ||
@@ -221,16 +221,16 @@ Result<json> MessageFromOllama(const json& message, size_t index,
 
 Result<KeepAlive> ParseKeepAlive(const json& value) {
   if (value.is_null()) return KeepAlive{};
-  if (value.is_number()) return KeepAliveOfSeconds(value.get<double>());
+  if (value.is_number()) return OllamaKeepAliveOf(value.get<double>());
   if (value.is_string()) {
-    std::optional<double> seconds = ParseGoDuration(value.get<std::string>());
-    if (seconds) return KeepAliveOfSeconds(*seconds);
+    std::optional<double> seconds = OllamaGoDuration(value.get<std::string>());
+    if (seconds) return OllamaKeepAliveOf(*seconds);
   }
   return OllamaBadRequest("keep_alive must be a number of seconds or a duration such as \"5m\"");
 }
 
 Result<OllamaRequest> ChatRequestFromOllama(const json& body) {
-  Result<OllamaRequest> request = CommonFields(body);
+  Result<OllamaRequest> request = OllamaCommonFields(body);
   if (!request.ok()) return request;
   if (!body.contains("messages") || body["messages"].is_null()) {
     return OllamaBadRequest("messages is required");
@@ -249,7 +249,7 @@ Result<OllamaRequest> ChatRequestFromOllama(const json& body) {
 }
 
 Result<OllamaRequest> GenerateRequestFromOllama(const json& body) {
-  Result<OllamaRequest> request = CommonFields(body);
+  Result<OllamaRequest> request = OllamaCommonFields(body);
   if (!request.ok()) return request;
   if (body.contains("raw") && body["raw"] == true) {
     return OllamaBadRequest(
