@@ -1,5 +1,6 @@
 #include "frontdoor/ollama_models.h"
 
+#include <filesystem>
 #include <regex>
 
 #include "base/stable_hash.h"
@@ -30,11 +31,21 @@ std::string OllamaFirstMatch(const std::string& text, const std::regex& pattern)
   return std::regex_search(text, match, pattern) ? match.str(1) : "";
 }
 
+// The size of the model's file in bytes; 0 when its cmd names none or it cannot be read.
+uint64_t OllamaFileSize(const ModelConfig* model) {
+  if (model == nullptr) return 0;
+  const std::string file = OllamaModelFile(*model);
+  if (file.empty()) return 0;
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(file, error);
+  return error ? 0 : size;
+}
+
 // The entry /api/tags and /api/ps share.
 json OllamaEntry(const std::string& name, const ModelConfig* model) {
   return {{"name", name},
           {"model", name},
-          {"size", 0},
+          {"size", OllamaFileSize(model)},
           {"digest", OllamaDigest(name)},
           {"details", OllamaDetails(model)}};
 }
@@ -104,7 +115,7 @@ json OllamaPs(const Config& config, const std::vector<ModelSnapshot>& running, i
     json entry = OllamaEntry(snapshot.id, model);
     uint64_t vram = 0;
     for (const auto& [gpu, bytes] : snapshot.cost.vram) vram += bytes;
-    entry["size"] = snapshot.cost.ram + vram;
+    if (snapshot.cost.ram + vram > 0) entry["size"] = snapshot.cost.ram + vram;
     entry["size_vram"] = vram;
     const int64_t ttl = model != nullptr ? model->ttl.count() : 0;
     entry["expires_at"] = ttl > 0 ? Rfc3339(now + ttl) : kNeverExpires;

@@ -8,6 +8,7 @@
 #include "frontdoor/ollama_answer.h"
 #include "frontdoor/ollama_models.h"
 #include "frontdoor/ollama_translate.h"
+#include "tests/support/temp_dir.h"
 
 namespace swapd {
 namespace {
@@ -286,6 +287,18 @@ TEST_CASE("Ollama details from a model's file name", "[unit][ollama]") {
   CHECK(details["parameter_size"] == "4B");
   CHECK(details["quantization_level"] == "Q4_K_M");
   CHECK(OllamaDigest("qwen").size() == 64);
+  // /api/tags: the size of the model's file, when there is one.
+  testing::TempDir dir;
+  Config config;
+  config.models["qwen"] = model;
+  config.models["qwen"].argv = {"llama-server", "-m", dir.Write("qwen.gguf", "0123456789")};
+  config.models["gone"] = model;
+  config.models["gone"].id = "gone";
+  const json tags = OllamaTags(config);
+  REQUIRE(tags["models"].size() == 2);
+  CHECK(tags["models"][0]["name"] == "gone");
+  CHECK(tags["models"][0]["size"] == 0);  // its file is not there
+  CHECK(tags["models"][1]["size"] == 10);
   CHECK(OllamaDigest("qwen") != OllamaDigest("qwen2"));
   model.capabilities = ModelCapabilities{{"text", "image"}, {"text"}, true, false, 8192};
   const json show = OllamaShow(&model);
