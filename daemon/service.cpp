@@ -20,6 +20,7 @@
 #include "api/status_routes.h"
 #include "api/ui_routes.h"
 #include "backends/process_backend.h"
+#include "frontdoor/ollama_routes.h"
 #include "memory/history_store.h"
 #include "memory/page_prefetch.h"
 
@@ -196,6 +197,7 @@ void Service::AddApiRoutes() {
   AddMemoryRoutes(door_, memory_);
   AddUiRoutes(door_);
   AddGroupRoutes(door_, router_);
+  AddOllamaRoutes(door_, router_);
 }
 
 int Service::Busy() const {

@@ -117,8 +117,10 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
   }
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (get && path == "/health") return res.SetBody("OK", "text/plain");
-  // As llama-swap: the dashboard (api/ui_routes.cpp). Here, as a route "/" would be a prefix of
-  // every path.
+  // HEAD / is how Ollama's clients check that a server is up (ollama_routes.h): 200, as Ollama
+  // answers. GET /, as llama-swap: the dashboard (api/ui_routes.cpp). Here, as a route "/" would
+  // be a prefix of every path.
+  if (req.method == "HEAD" && path == "/") return res.SetBody("Ollama is running", "text/plain");
   if (get && path == "/") return res.SetRedirect("/ui/", 302);
   for (const ExtraRoute& route : extra_routes_) {
     const bool method = route.method == req.method || (route.method == "GET" && get);
@@ -135,25 +137,35 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
                                     RequestContext& ctx) {
   Result<JsonRequest> parsed = ParseJsonRequest(req.body, QueryModel(req));
   if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
+  std::optional<Resolution> where = Resolve(parsed.value().model);
+  if (!where) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
+  const bool loading_state =
+      parsed.value().stream && req.path == "/v1/chat/completions" && where->to.model != nullptr &&
+      where->to.model->send_loading_state.value_or(where->to.config->send_loading_state);
+  DispatchJson(*where, req, req.target, req.body, res, ctx, loading_state);
+}
+
+std::optional<FrontDoor::Resolution> FrontDoor::Resolve(const std::string& requested) {
   const Routing::Now now = routing_.Current();
-  const ResolvedModel resolved = routing_.Resolve(now, parsed.value().model);
-  if (resolved.peer) {
-    const Destination to = DestinationOf(now, resolved);
-    nlohmann::json document = ParseJsonDocument(req.body);
-    std::optional<std::string> filtered = ApplyPeerFilters(*to.peer, to.peer_model, document);
-    return dispatcher_->Dispatch(to, req, req.target, filtered ? *filtered : req.body, res, ctx);
-  }
-  const ModelConfig* model = resolved.model;
-  if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
+  const ResolvedModel resolved = routing_.Resolve(now, requested);
+  if (!resolved.model && !resolved.peer) return std::nullopt;
+  return Resolution{DestinationOf(now, resolved), resolved.id};
+}
+
+void FrontDoor::DispatchJson(const Resolution& where, const HttpRequest& req,
+                             std::string_view target, std::string_view body, HttpResponse& res,
+                             RequestContext& ctx, bool loading_state) {
+  const Destination& to = where.to;
   std::optional<std::string> filtered;
-  if (HasFilters(*model)) {  // only then is the body parsed into a document
-    nlohmann::json document = ParseJsonDocument(req.body);
-    filtered = ApplyFilters(*model, resolved.id, document);
+  if (to.peer) {
+    nlohmann::json document = ParseJsonDocument(body);
+    filtered = ApplyPeerFilters(*to.peer, to.peer_model, document);
+  } else if (HasFilters(*to.model)) {  // only then is the body parsed into a document
+    nlohmann::json document = ParseJsonDocument(body);
+    filtered = ApplyFilters(*to.model, where.id, document);
   }
-  const bool loading_state = parsed.value().stream && req.path == "/v1/chat/completions" &&
-                             model->send_loading_state.value_or(now.config->send_loading_state);
-  dispatcher_->Dispatch(Destination::Local(now.config, *model), req, req.target,
-                        filtered ? *filtered : req.body, res, ctx, loading_state);
+  dispatcher_->Dispatch(to, req, target, filtered ? std::string_view(*filtered) : body, res, ctx,
+                        loading_state && to.model != nullptr);
 }
 
 void FrontDoor::HandleFormInference(const HttpRequest& req, HttpResponse& res,

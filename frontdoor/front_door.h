@@ -13,7 +13,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/router.h"
@@ -63,6 +65,21 @@ class FrontDoor {
   // New requests get 503 from now on (graceful shutdown); in-flight ones continue.
   void SetShuttingDown() { shutting_down_ = true; }
   bool shutting_down() const { return shutting_down_; }
+
+  // Where a request naming `requested` goes now, as the OpenAI routes resolve it (Routing: ids,
+  // the active profile, selectors, aliases, peers); nullopt when nothing answers to it. For the
+  // API dialects translated at the edge (frontdoor/ollama_routes.h).
+  struct Resolution {
+    Destination to;
+    std::string id;  // the id the request names after a profile's pin (setParamsByID)
+  };
+  std::optional<Resolution> Resolve(const std::string& requested);
+  // Sends the JSON `body` (an OpenAI request) to `target` of `where` as the OpenAI routes do: the
+  // model's or the peer's filters, then Dispatcher::Dispatch (acquire, forward, retry, record).
+  // `body` must outlive the call; `res` gets the backend's answer or an OpenAI-shaped error.
+  void DispatchJson(const Resolution& where, const HttpRequest& req, std::string_view target,
+                    std::string_view body, HttpResponse& res, RequestContext& ctx,
+                    bool loading_state = false);
 
   // What model names mean now: the live configuration and the active profile.
   Routing& routing() { return routing_; }

@@ -1,6 +1,7 @@
 #include "tests/fake_backend/completion.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace fake_backend {
 namespace {
@@ -11,7 +12,7 @@ constexpr const char* kFingerprint = "b0000-fake";
 constexpr int kMaxTokens = 1000000;
 
 // Appends the text of a message's content: a string, or an array of {"type":"text","text":...}.
-void AppendContent(const json& content, std::string* out) {
+void AppendContent(const json& content, std::string* out, std::vector<std::string>* images) {
   if (content.is_string()) {
     *out += content.get<std::string>() + "\n";
   } else if (content.is_array()) {
@@ -19,8 +20,37 @@ void AppendContent(const json& content, std::string* out) {
       if (part.is_object() && part.contains("text") && part["text"].is_string()) {
         *out += part["text"].get<std::string>() + "\n";
       }
+      // {"type":"image_url","image_url":{"url":"data:image/png;base64,..."}}: its media type.
+      if (part.is_object() && part.value("type", json()) == "image_url" &&
+          part.contains("image_url") && part["image_url"].is_object() &&
+          part["image_url"].value("url", json()).is_string()) {
+        const std::string url = part["image_url"]["url"].get<std::string>();
+        const size_t end = url.find(';');
+        images->push_back(url.starts_with("data:") && end != std::string::npos
+                              ? url.substr(5, end - 5)
+                              : "image");
+      }
     }
   }
+}
+
+// The tool call a chat request with tools gets (CompletionJob::tool_call), or null.
+json ToolCallFor(const json& body, const std::string& prompt) {
+  if (!body.contains("tools") || !body["tools"].is_array() || body["tools"].empty()) return {};
+  const json& messages = body["messages"];
+  if (!messages.empty() && messages.back().is_object() &&
+      messages.back().value("role", json()) == "tool") {
+    return {};
+  }
+  const json& tool = body["tools"][0];
+  if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object() ||
+      !tool["function"].value("name", json()).is_string()) {
+    return {};
+  }
+  std::string first;
+  std::istringstream(prompt) >> first;
+  const json arguments = {{"text", first}};
+  return {{"name", tool["function"]["name"]}, {"arguments", arguments.dump()}};
 }
 
 // A prompt is a string, or an array of strings and token ids (each id counts as one word).
@@ -34,7 +64,8 @@ void AppendPrompt(const json& prompt, std::string* out) {
   }
 }
 
-bool ReadPrompt(const json& body, CompletionApi api, std::string* prompt, std::string* error) {
+bool ReadPrompt(const json& body, CompletionApi api, std::string* prompt,
+                std::vector<std::string>* images, std::string* error) {
   if (api == CompletionApi::kChat) {
     if (!body.contains("messages") || !body["messages"].is_array()) {
       *error = "'messages' is required and must be an array";
@@ -45,7 +76,7 @@ bool ReadPrompt(const json& body, CompletionApi api, std::string* prompt, std::s
         *error = "each message must be an object";
         return false;
       }
-      if (message.contains("content")) AppendContent(message["content"], prompt);
+      if (message.contains("content")) AppendContent(message["content"], prompt, images);
     }
     return true;
   }
@@ -65,7 +96,17 @@ json Usage(const CompletionJob& job) {
           {"total_tokens", completion + prompt}};
 }
 
-std::string FinishReason(const CompletionJob& job) { return job.limit_reached ? "length" : "stop"; }
+std::string FinishReason(const CompletionJob& job) {
+  if (!job.tool_call.is_null()) return "tool_calls";
+  return job.limit_reached ? "length" : "stop";
+}
+
+json ToolCallsOf(const CompletionJob& job, const std::string& arguments) {
+  return json::array({{{"index", 0},
+                       {"id", "call_fake_0"},
+                       {"type", "function"},
+                       {"function", {{"name", job.tool_call["name"]}, {"arguments", arguments}}}}});
+}
 
 // Fields every OpenAI-shaped chunk and response carries.
 json Envelope(const CompletionJob& job, const char* object) {
@@ -112,7 +153,7 @@ bool ParseCompletionJob(const json& body, CompletionApi api, const Options& opti
       !body["model"].get<std::string>().empty()) {
     job->model = body["model"].get<std::string>();
   }
-  if (!ReadPrompt(body, api, &job->prompt, error)) return false;
+  if (!ReadPrompt(body, api, &job->prompt, &job->image_types, error)) return false;
 
   int n_predict = options.default_n_predict >= 0 ? options.default_n_predict : 16;
   for (const char* key : {"max_completion_tokens", "max_tokens", "n_predict"}) {
@@ -141,6 +182,18 @@ bool ParseCompletionJob(const json& body, CompletionApi api, const Options& opti
     job->limit_reached = job->tokens.size() > static_cast<size_t>(n_predict);
     if (job->limit_reached) job->tokens.resize(n_predict);
   }
+  if (api == CompletionApi::kChat) {
+    job->tool_call = ToolCallFor(body, job->prompt);
+    if (!job->tool_call.is_null()) job->tokens.clear();
+    for (size_t i = job->image_types.size(); i-- > 0;) {
+      job->tokens.insert(job->tokens.begin(), job->image_types[i] + " ");
+    }
+    const json& kwargs =
+        body.contains("chat_template_kwargs") ? body["chat_template_kwargs"] : json::object();
+    if (kwargs.is_object() && kwargs.value("enable_thinking", json()) == true) {
+      job->reasoning = "thinking about it";
+    }
+  }
   job->timings = MakeTimings(CountWords(job->prompt), static_cast<int>(job->tokens.size()),
                              options.tokens_per_second);
   return true;
@@ -161,6 +214,12 @@ json CompletionResponse(const CompletionJob& job) {
     response["choices"] = json::array({{{"finish_reason", FinishReason(job)},
                                         {"index", 0},
                                         {"message", {{"role", "assistant"}, {"content", text}}}}});
+    json& message = response["choices"][0]["message"];
+    if (!job.reasoning.empty()) message["reasoning_content"] = job.reasoning;
+    if (!job.tool_call.is_null()) {
+      message["content"] = nullptr;
+      message["tool_calls"] = ToolCallsOf(job, job.tool_call["arguments"].get<std::string>());
+    }
   } else {
     response = Envelope(job, "text_completion");
     response["choices"] = json::array({{{"text", text},
@@ -179,7 +238,22 @@ std::vector<json> OpeningEvents(const CompletionJob& job) {
   chunk["choices"] = json::array({{{"finish_reason", nullptr},
                                    {"index", 0},
                                    {"delta", {{"role", "assistant"}, {"content", nullptr}}}}});
-  return {chunk};
+  std::vector<json> events = {chunk};
+  if (!job.reasoning.empty()) {
+    chunk["choices"][0]["delta"] = {{"reasoning_content", job.reasoning}};
+    events.push_back(chunk);
+  }
+  if (!job.tool_call.is_null()) {
+    // The call's arguments in two pieces, as servers stream them.
+    const std::string arguments = job.tool_call["arguments"].get<std::string>();
+    const size_t half = arguments.size() / 2;
+    chunk["choices"][0]["delta"] = {{"tool_calls", ToolCallsOf(job, arguments.substr(0, half))}};
+    events.push_back(chunk);
+    json rest = {{{"index", 0}, {"function", {{"arguments", arguments.substr(half)}}}}};
+    chunk["choices"][0]["delta"] = {{"tool_calls", rest}};
+    events.push_back(chunk);
+  }
+  return events;
 }
 
 json TokenEvent(const CompletionJob& job, size_t index) {

@@ -28,6 +28,14 @@ struct CompletionJob {
   bool limit_reached = false;  // the request's max_tokens ended generation (finish "length")
   std::vector<std::string> tokens;
   Timings timings;
+  // As a chat model with tools, vision and thinking would: a request with `tools` whose last
+  // message is not a tool's result is answered with a call of the first tool, whose arguments
+  // hold the prompt's first word ({"text": ...}), and no text; the media types of the image
+  // parts are told in the answer ("image/png" words before the text); chat_template_kwargs
+  // {"enable_thinking": true} adds reasoning_content.
+  nlohmann::json tool_call;  // {"name", "arguments" (a JSON string)}, or null
+  std::vector<std::string> image_types;
+  std::string reasoning;
 };
 
 // Reads the fields the fake uses (model, messages/prompt, max_tokens / max_completion_tokens /

@@ -11,6 +11,8 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/matrix_routing_test.cpp
   frontdoor/model_parity_test.cpp
   frontdoor/multipart_test.cpp
+  frontdoor/ollama_routes_test.cpp
+  frontdoor/ollama_translate_test.cpp
   frontdoor/peers_test.cpp
   frontdoor/profiles_test.cpp
   frontdoor/proxy_message_test.cpp
