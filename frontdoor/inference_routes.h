@@ -11,8 +11,10 @@ namespace swapd {
 
 struct InferenceRoute {
   enum class ModelIn {
-    kJsonBody,  // the JSON body's "model" (or ?model=)
+    kJsonBody,  // the JSON body's "model" (or ?model=); a body that is not JSON: as llama-swap,
+                // a multipart field, an urlencoded field or ?model=
     kForm,      // a multipart/form-data field "model" (or ?model=)
+    kQuery,     // ?model= (the GET routes)
     kUpstream,  // not dispatched by its own path: only through /upstream/<model>/<path>
   };
   std::string_view method;
