@@ -139,13 +139,17 @@ Service::Service(const Options& options, std::shared_ptr<const Config> config,
           FrontDoorEvents{[this](const ProxyRecord& record) {
                             requests_.fetch_add(1, std::memory_order_relaxed);
                             metrics_.RecordRequest(record);
-                            activity_.Record(ActivityEntryOf(record), record.capture);
+                            if (record.activity) {
+                              activity_.Record(ActivityEntryOf(record), record.capture);
+                            }
                             memory_.SampleSoon();  // a request may have grown the model's KV cache
                           },
                           [this](const ProxyRecord& record) {
                             requests_.fetch_add(1, std::memory_order_relaxed);
                             metrics_.CountRequest(record.model_id, record.route, record.status);
-                            activity_.Record(ActivityEntryOf(record), record.capture);
+                            if (record.activity) {
+                              activity_.Record(ActivityEntryOf(record), record.capture);
+                            }
                           }},
           DoorSettings(options)),
       load_times_(std::move(stores.load_times)),
@@ -178,7 +182,7 @@ Service::~Service() {
 void Service::AddApiRoutes() {
   AddModelRoutes(door_, router_);
   AddLoadRoutes(door_, router_);
-  AddProfileRoutes(door_);
+  AddProfileRoutes(door_, [this] { feed_.Poke(); });
   AddPeerRoutes(door_);
   AddInflightRoutes(door_);
   AddMetricsRoute(door_, router_, metrics_, memory_, [this] {
