@@ -7,6 +7,7 @@
 #include "api/capture_routes.h"
 #include "api/event_routes.h"
 #include "api/group_routes.h"
+#include "api/hardware_routes.h"
 #include "api/inflight_routes.h"
 #include "api/load_routes.h"
 #include "api/log_routes.h"
@@ -198,6 +199,7 @@ void Service::AddApiRoutes() {
   AddCaptureRoutes(door_, captures_);
   AddBenchRoutes(door_, bench_store_.get());
   AddMemoryRoutes(door_, memory_);
+  AddHardwareRoutes(door_, memory_);
   AddUiRoutes(door_);
   AddGroupRoutes(door_, router_);
 }
