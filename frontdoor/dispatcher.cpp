@@ -49,7 +49,10 @@ void Dispatcher::Dispatch(const Destination& to, const HttpRequest& req, std::st
       !override_keys.empty() &&
       IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
   job.capture_limit = CaptureBufferBytes(to.config->capture_buffer_mb);
-  const std::string_view path = target.substr(0, target.find('?'));
+  // The route as llama-swap counts it: the client's path, or under /upstream/<model>/ the rest.
+  const std::string_view path = req.path.starts_with("/upstream/")
+                                    ? target.substr(0, target.find('?'))
+                                    : std::string_view(req.path);
   const bool inference = IsInferenceRoute(req.method, path);
   if (inference) job.inflight = inflight_.Start(req, to.id(), path);
   job.activity = inference && req.method == "POST";

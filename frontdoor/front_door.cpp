@@ -115,8 +115,6 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
         return HandleFormInference(req, res, ctx);
       case InferenceRoute::ModelIn::kQuery:
         return HandleNamedInference(req, res, ctx, QueryModel(req).value_or(""));
-      case InferenceRoute::ModelIn::kUpstream:
-        break;  // reached through /upstream/<model>/ only
     }
   }
   constexpr std::string_view kUpstream = "/upstream/";
@@ -161,7 +159,8 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
     const Destination to = DestinationOf(now, resolved);
     nlohmann::json document = ParseJsonDocument(req.body);
     std::optional<std::string> filtered = ApplyPeerFilters(*to.peer, to.peer_model, document);
-    return dispatcher_->Dispatch(to, req, req.target, filtered ? *filtered : req.body, res, ctx);
+    return dispatcher_->Dispatch(to, req, ForwardedTarget(req.target),
+                                 filtered ? *filtered : req.body, res, ctx);
   }
   const ModelConfig* model = resolved.model;
   if (!model) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
@@ -172,7 +171,7 @@ void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
   }
   const bool loading_state = parsed.value().stream && req.path == "/v1/chat/completions" &&
                              model->send_loading_state.value_or(now.config->send_loading_state);
-  dispatcher_->Dispatch(Destination::Local(now.config, *model), req, req.target,
+  dispatcher_->Dispatch(Destination::Local(now.config, *model), req, ForwardedTarget(req.target),
                         filtered ? *filtered : req.body, res, ctx, loading_state);
 }
 
@@ -203,7 +202,8 @@ void FrontDoor::HandleFormInference(const HttpRequest& req, HttpResponse& res,
     body.replace(form.field->offset, form.field->size, name);
   }
   const std::string_view sent = body.empty() ? std::string_view(req.body) : body;
-  dispatcher_->Dispatch(DestinationOf(now, resolved), req, req.target, sent, res, ctx);
+  dispatcher_->Dispatch(DestinationOf(now, resolved), req, ForwardedTarget(req.target), sent, res,
+                        ctx);
 }
 
 void FrontDoor::HandleNamedInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
@@ -214,7 +214,9 @@ void FrontDoor::HandleNamedInference(const HttpRequest& req, HttpResponse& res, 
   if (!resolved.model && !resolved.peer) return SetErrorResponse(res, UnknownModelError(model_id));
   // The body goes as it came; ?model= says the backend's (or the peer's) name for the model.
   const std::string& name = resolved.model ? resolved.model->use_model_name : resolved.peer->model;
-  const std::string target = name.empty() ? req.target : ReplaceQueryModel(req.target, name);
+  const std::string_view forwarded = ForwardedTarget(req.target);
+  const std::string target =
+      name.empty() ? std::string(forwarded) : ReplaceQueryModel(forwarded, name);
   dispatcher_->Dispatch(DestinationOf(now, resolved), req, target, req.body, res, ctx);
 }
 

@@ -27,17 +27,17 @@ constexpr InferenceRoute kRoutes[] = {
     {"POST", "/v1/images/generations", ModelIn::kJsonBody},
     {"POST", "/sdapi/v1/txt2img", ModelIn::kJsonBody},
     {"POST", "/sdapi/v1/img2img", ModelIn::kJsonBody},
-    {"POST", "/audioapi/v1/tasks/run", ModelIn::kUpstream},
+    {"POST", "/audioapi/v1/tasks/run", ModelIn::kJsonBody},
     {"POST", "/v1/audio/transcriptions", ModelIn::kForm},
     {"POST", "/v1/images/edits", ModelIn::kForm},
-    {"POST", "/v/chat/completions", ModelIn::kUpstream},
-    {"POST", "/v/responses", ModelIn::kUpstream},
-    {"POST", "/v/completions", ModelIn::kUpstream},
-    {"POST", "/v/messages", ModelIn::kUpstream},
-    {"POST", "/v/messages/count_tokens", ModelIn::kUpstream},
-    {"POST", "/v/embeddings", ModelIn::kUpstream},
-    {"POST", "/v/rerank", ModelIn::kUpstream},
-    {"POST", "/v/reranking", ModelIn::kUpstream},
+    {"POST", "/v/chat/completions", ModelIn::kJsonBody},
+    {"POST", "/v/responses", ModelIn::kJsonBody},
+    {"POST", "/v/completions", ModelIn::kJsonBody},
+    {"POST", "/v/messages", ModelIn::kJsonBody},
+    {"POST", "/v/messages/count_tokens", ModelIn::kJsonBody},
+    {"POST", "/v/embeddings", ModelIn::kJsonBody},
+    {"POST", "/v/rerank", ModelIn::kJsonBody},
+    {"POST", "/v/reranking", ModelIn::kJsonBody},
     {"GET", "/v1/audio/voices", ModelIn::kQuery},
     {"GET", "/sdapi/v1/loras", ModelIn::kQuery},
     {"GET", "/props", ModelIn::kQuery},
@@ -47,6 +47,12 @@ constexpr InferenceRoute kRoutes[] = {
 };
 
 }  // namespace
+
+std::string_view ForwardedTarget(std::string_view target) {
+  if (target.starts_with("/v/")) return target.substr(2);
+  if (target.starts_with("/audioapi/")) return target.substr(9);
+  return target;
+}
 
 const InferenceRoute* FindInferenceRoute(std::string_view method, std::string_view path) {
   for (const InferenceRoute& route : kRoutes) {

@@ -180,7 +180,7 @@ void FakeServer::RegisterRoutes() {
   for (const char* path :
        {"/v1/audio/voices", "/v1/images/generations", "/v1/images/edits", "/sdapi/v1/txt2img",
         "/sdapi/v1/img2img", "/v1/chat/completions/input_tokens", "/v1/responses/input_tokens",
-        "/v1/chat/completions/control"}) {
+        "/v1/chat/completions/control", "/v1/tasks/run"}) {
     AddRoute("POST", path, R::kModel, echo);
   }
 

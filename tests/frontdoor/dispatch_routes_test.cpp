@@ -38,6 +38,11 @@ TEST_CASE("inference routes: where each route's model is found", "[unit][routes]
     INFO(path);
     CHECK(ModelInOf("GET", path) == ModelIn::kQuery);
   }
+  CHECK(ModelInOf("POST", "/v/chat/completions") == ModelIn::kJsonBody);
+  CHECK(ModelInOf("POST", "/audioapi/v1/tasks/run") == ModelIn::kJsonBody);
+  CHECK(ForwardedTarget("/v/chat/completions?x=1") == "/chat/completions?x=1");
+  CHECK(ForwardedTarget("/audioapi/v1/tasks/run") == "/v1/tasks/run");
+  CHECK(ForwardedTarget("/v1/chat/completions") == "/v1/chat/completions");
   CHECK(FindInferenceRoute("GET", "/v1/chat/completions") == nullptr);
   CHECK(FindInferenceRoute("POST", "/props") == nullptr);
 }
@@ -81,6 +86,14 @@ TEST_CASE("every model route reaches the backend of the model it names",
         CHECK(echo["model"] == model);
       }
     }
+    // llama-swap's versionless routes lose their "/v", /audioapi its prefix.
+    REQUIRE(HttpPost(url, "/v/chat/completions", ChatBody("rt-b", false)).status == 200);
+    json last = Echo(HttpGet(url, "/upstream/rt-b/last-request"));
+    CHECK(last["path"] == "/chat/completions");
+    json task = Echo(HttpPost(url, "/audioapi/v1/tasks/run", R"({"model":"rt-a"})"));
+    CHECK(task["path"] == "/v1/tasks/run");
+    CHECK(task["model"] == "rt-a");
+
     HttpReply unknown = HttpPost(url, "/sdapi/v1/txt2img", R"({"model":"rt-none"})");
     CHECK(unknown.status == 404);
     CHECK(ErrorMessage(unknown.body).find("rt-none") != std::string::npos);
