@@ -8,9 +8,11 @@
 namespace swapd {
 namespace {
 
-// Stops `model_name` (an id or alias), or every model when it is empty, and waits for it.
+// Stops `model_name` (an id or alias), or every model when it is empty, and waits for it. As
+// llama-swap answers: POST /api/models/unload {"msg":"ok"} (`json`), GET /unload and
+// POST /api/models/unload/<model> text "OK".
 void Unload(FrontDoor& door, Router& router, const std::string& model_name, HttpResponse& res,
-            RequestContext& ctx) {
+            RequestContext& ctx, bool json = false) {
   std::string model_id;  // "": all models
   if (!model_name.empty()) {
     const ModelConfig* model = door.routing().config()->FindModel(model_name);
@@ -19,6 +21,7 @@ void Unload(FrontDoor& door, Router& router, const std::string& model_name, Http
   }
   ctx.WillBlock();
   router.Unload(model_id);
+  if (json) return res.SetBody(R"({"msg":"ok"})", "application/json");
   res.SetBody("OK", "text/plain");
 }
 
@@ -57,11 +60,14 @@ void LoadOrUnload(FrontDoor& door, Router& router, const HttpRequest& req, HttpR
 }  // namespace
 
 void AddLoadRoutes(FrontDoor& door, Router& router) {
-  auto unload_all = [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {
-    Unload(door, router, "", res, ctx);
-  };
-  door.AddRoute("GET", "/unload", unload_all);
-  door.AddRoute("POST", "/api/models/unload", unload_all);
+  door.AddRoute("GET", "/unload",
+                [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {
+                  Unload(door, router, "", res, ctx);
+                });
+  door.AddRoute("POST", "/api/models/unload",
+                [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext& ctx) {
+                  Unload(door, router, "", res, ctx, /*json=*/true);
+                });
   door.AddRoute("POST", "/api/models/unload/",
                 [&door, &router](const HttpRequest& req, HttpResponse& res, RequestContext& ctx) {
                   constexpr std::string_view kPrefix = "/api/models/unload/";

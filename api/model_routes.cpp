@@ -39,7 +39,17 @@ nlohmann::json ListModels(const Routing::Now& now, const Router& router) {
     item["status"] = LocalModelStatus(backend);
     if (!model.name.empty()) item["name"] = model.name;
     if (!model.description.empty()) item["description"] = model.description;
-    if (!model.metadata.empty()) item["meta"]["llamaswap"] = model.metadata;
+    // As llama-swap: the metadata, then its own keys: a model's type and aliases, an alias's
+    // model (the UI's Playground lists the aliases from them).
+    nlohmann::json meta = model.metadata.is_object() ? model.metadata : nlohmann::json::object();
+    if (id == model.id) {
+      meta["type"] = "model";
+      if (!model.aliases.empty()) meta["aliases"] = model.aliases;
+    } else {
+      meta["type"] = "alias";
+      meta["modelID"] = model.id;
+    }
+    item["meta"]["llamaswap"] = std::move(meta);
     if (model.capabilities) AddCapabilities(*model.capabilities, item);
     return item;
   };

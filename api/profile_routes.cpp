@@ -29,7 +29,8 @@ void ListProfiles(const Routing& routing, HttpResponse& res) {
   res.SetBody(JsonText(body), "application/json");
 }
 
-void SetProfile(Routing& routing, const HttpRequest& req, HttpResponse& res) {
+void SetProfile(Routing& routing, const HttpRequest& req, HttpResponse& res,
+                const std::function<void()>& changed) {
   nlohmann::json body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   auto name = body.is_object() ? body.find("name") : body.end();
   if (!body.is_object() || name == body.end() || !(name->is_string() || name->is_null())) {
@@ -40,19 +41,21 @@ void SetProfile(Routing& routing, const HttpRequest& req, HttpResponse& res) {
   const std::string wanted = name->is_null() ? "" : name->get<std::string>();
   if (Status set = routing.SetProfile(wanted); !set.ok()) return SetErrorResponse(res, set);
   spdlog::info("profile: {}", wanted.empty() ? "none active" : wanted + " active");
+  if (changed) changed();
   res.SetBody(JsonText(nlohmann::json{{"active", NameOrNull(wanted)}}), "application/json");
 }
 
 }  // namespace
 
-void AddProfileRoutes(FrontDoor& door) {
+void AddProfileRoutes(FrontDoor& door, std::function<void()> changed) {
   door.AddRoute("GET", "/api/profiles",
                 [&door](const HttpRequest&, HttpResponse& res, RequestContext&) {
                   ListProfiles(door.routing(), res);
                 });
   door.AddRoute("PUT", "/api/profiles/active",
-                [&door](const HttpRequest& req, HttpResponse& res, RequestContext&) {
-                  SetProfile(door.routing(), req, res);
+                [&door, changed = std::move(changed)](const HttpRequest& req, HttpResponse& res,
+                                                      RequestContext&) {
+                  SetProfile(door.routing(), req, res, changed);
                 });
 }
 

@@ -7,6 +7,7 @@
 #include "api/capture_routes.h"
 #include "api/event_routes.h"
 #include "api/group_routes.h"
+#include "api/hardware_routes.h"
 #include "api/inflight_routes.h"
 #include "api/load_routes.h"
 #include "api/log_routes.h"
@@ -140,13 +141,17 @@ Service::Service(const Options& options, std::shared_ptr<const Config> config,
           FrontDoorEvents{[this](const ProxyRecord& record) {
                             requests_.fetch_add(1, std::memory_order_relaxed);
                             metrics_.RecordRequest(record);
-                            activity_.Record(ActivityEntryOf(record), record.capture);
+                            if (record.activity) {
+                              activity_.Record(ActivityEntryOf(record), record.capture);
+                            }
                             memory_.SampleSoon();  // a request may have grown the model's KV cache
                           },
                           [this](const ProxyRecord& record) {
                             requests_.fetch_add(1, std::memory_order_relaxed);
                             metrics_.CountRequest(record.model_id, record.route, record.status);
-                            activity_.Record(ActivityEntryOf(record), record.capture);
+                            if (record.activity) {
+                              activity_.Record(ActivityEntryOf(record), record.capture);
+                            }
                           }},
           DoorSettings(options)),
       load_times_(std::move(stores.load_times)),
@@ -179,7 +184,7 @@ Service::~Service() {
 void Service::AddApiRoutes() {
   AddModelRoutes(door_, router_);
   AddLoadRoutes(door_, router_);
-  AddProfileRoutes(door_);
+  AddProfileRoutes(door_, [this] { feed_.Poke(); });
   AddPeerRoutes(door_);
   AddInflightRoutes(door_);
   AddMetricsRoute(door_, router_, metrics_, memory_, [this] {
@@ -195,6 +200,7 @@ void Service::AddApiRoutes() {
   AddCaptureRoutes(door_, captures_);
   AddBenchRoutes(door_, bench_store_.get());
   AddMemoryRoutes(door_, memory_);
+  AddHardwareRoutes(door_, memory_);
   AddUiRoutes(door_);
   AddGroupRoutes(door_, router_);
   AddOllamaRoutes(door_, router_);

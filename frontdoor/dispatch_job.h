@@ -22,6 +22,7 @@ struct Dispatcher::Job {
   std::string_view target;  // as the backend sees it
   std::string_view body;    // as forwarded (filtered)
   std::string route;        // the counters' label: "/upstream" for all of /upstream/{model}/...
+  bool activity = true;     // ProxyRecord::activity
   Clock::time_point arrived;
   Clock::time_point deadline;  // of the wait for the model
   // memory.evictProtectedKeys: the request may stop `swappable: false` models to make room.

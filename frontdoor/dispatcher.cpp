@@ -49,8 +49,13 @@ void Dispatcher::Dispatch(const Destination& to, const HttpRequest& req, std::st
       !override_keys.empty() &&
       IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
   job.capture_limit = CaptureBufferBytes(to.config->capture_buffer_mb);
-  const std::string_view path = target.substr(0, target.find('?'));
-  if (IsInferenceRoute(req.method, path)) job.inflight = inflight_.Start(req, to.id(), path);
+  // The route as llama-swap counts it: the client's path, or under /upstream/<model>/ the rest.
+  const std::string_view path = req.path.starts_with("/upstream/")
+                                    ? target.substr(0, target.find('?'))
+                                    : std::string_view(req.path);
+  const bool inference = IsInferenceRoute(req.method, path);
+  if (inference) job.inflight = inflight_.Start(req, to.id(), path);
+  job.activity = inference && req.method == "POST";
   if (to.peer != nullptr && !to.peer->api_key.empty()) {
     // The peer's key replaces whatever the client sent.
     job.peer_headers = req.headers;
@@ -140,6 +145,7 @@ void Dispatcher::Refuse(const Job& job, const Status& why, HttpResponse& res) {
   ProxyRecord record;
   record.model_id = job.to.id();
   record.route = job.route;
+  record.activity = job.activity;
   record.path = job.req->path;
   record.status = res.status;
   record.content_type = std::string(res.headers.Get("Content-Type"));
@@ -161,6 +167,7 @@ ProxyRequest Dispatcher::ProxyRequestOf(const Job& job) const {
   request.headers = job.peer_headers_set ? &job.peer_headers : &job.req->headers;
   request.body = job.body;
   request.route = job.route;  // counted with the record of the exchange
+  request.activity = job.activity;
   request.path = job.req->path;
   request.client_body = job.req->body;
   request.capture_limit = job.capture_limit;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "frontdoor/auth.h"
 #include "frontdoor/error_response.h"
 #include "frontdoor/filters.h"
@@ -27,6 +28,11 @@ std::optional<std::string> QueryModel(const HttpRequest& req) {
   std::optional<std::string_view> model = req.Param("model");
   if (!model) return std::nullopt;
   return std::string(*model);
+}
+
+// Whether a Content-Type (any case, with parameters) contains `type`.
+bool ContentTypeHas(std::string_view content_type, std::string_view type) {
+  return AsciiLower(content_type).find(type) != std::string::npos;
 }
 
 // Where a resolved model (a local one or a peer's) is dispatched.
@@ -107,8 +113,8 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
         return HandleJsonInference(req, res, ctx);
       case InferenceRoute::ModelIn::kForm:
         return HandleFormInference(req, res, ctx);
-      case InferenceRoute::ModelIn::kUpstream:
-        break;  // reached through /upstream/<model>/ only
+      case InferenceRoute::ModelIn::kQuery:
+        return HandleNamedInference(req, res, ctx, QueryModel(req).value_or(""));
     }
   }
   constexpr std::string_view kUpstream = "/upstream/";
@@ -136,13 +142,25 @@ void FrontDoor::Route(const HttpRequest& req, HttpResponse& res, RequestContext&
 void FrontDoor::HandleJsonInference(const HttpRequest& req, HttpResponse& res,
                                     RequestContext& ctx) {
   Result<JsonRequest> parsed = ParseJsonRequest(req.body, QueryModel(req));
+  const std::string_view type = req.Header("Content-Type");
+  if (!parsed.ok() && !req.body.empty() && !ContentTypeHas(type, "json")) {
+    // llama-swap's rule for a body that is not JSON (a form, an image): the model is in its form
+    // field, else in ?model=.
+    if (ContentTypeHas(type, "multipart/form-data")) return HandleFormInference(req, res, ctx);
+    std::string model;
+    if (ContentTypeHas(type, "application/x-www-form-urlencoded")) {
+      model = UrlencodedFormModel(req.body);
+    }
+    if (model.empty()) model = QueryModel(req).value_or("");
+    if (!model.empty()) return HandleNamedInference(req, res, ctx, model);
+  }
   if (!parsed.ok()) return SetErrorResponse(res, parsed.status());
   std::optional<Resolution> where = Resolve(parsed.value().model);
   if (!where) return SetErrorResponse(res, UnknownModelError(parsed.value().model));
   const bool loading_state =
       parsed.value().stream && req.path == "/v1/chat/completions" && where->to.model != nullptr &&
       where->to.model->send_loading_state.value_or(where->to.config->send_loading_state);
-  DispatchJson(*where, req, req.target, req.body, res, ctx, loading_state);
+  DispatchJson(*where, req, ForwardedTarget(req.target), req.body, res, ctx, loading_state);
 }
 
 std::optional<FrontDoor::Resolution> FrontDoor::Resolve(const std::string& requested) {
@@ -195,7 +213,22 @@ void FrontDoor::HandleFormInference(const HttpRequest& req, HttpResponse& res,
     body.replace(form.field->offset, form.field->size, name);
   }
   const std::string_view sent = body.empty() ? std::string_view(req.body) : body;
-  dispatcher_->Dispatch(DestinationOf(now, resolved), req, req.target, sent, res, ctx);
+  dispatcher_->Dispatch(DestinationOf(now, resolved), req, ForwardedTarget(req.target), sent, res,
+                        ctx);
+}
+
+void FrontDoor::HandleNamedInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
+                                     const std::string& model_id) {
+  if (model_id.empty()) return SetErrorResponse(res, NoModelError());
+  const Routing::Now now = routing_.Current();
+  const ResolvedModel resolved = routing_.Resolve(now, model_id);
+  if (!resolved.model && !resolved.peer) return SetErrorResponse(res, UnknownModelError(model_id));
+  // The body goes as it came; ?model= says the backend's (or the peer's) name for the model.
+  const std::string& name = resolved.model ? resolved.model->use_model_name : resolved.peer->model;
+  const std::string_view forwarded = ForwardedTarget(req.target);
+  const std::string target =
+      name.empty() ? std::string(forwarded) : ReplaceQueryModel(forwarded, name);
+  dispatcher_->Dispatch(DestinationOf(now, resolved), req, target, req.body, res, ctx);
 }
 
 void FrontDoor::HandleUpstream(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,

@@ -102,6 +102,10 @@ class FrontDoor {
   void Route(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
   void HandleJsonInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
   void HandleFormInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx);
+  // A request whose model is `model_id` (from ?model= or an urlencoded form), its body forwarded
+  // as it came: the GET routes, and a body that is not JSON. No model: 400.
+  void HandleNamedInference(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
+                            const std::string& model_id);
   void HandleUpstream(const HttpRequest& req, HttpResponse& res, RequestContext& ctx,
                       const std::string& rest);
 

@@ -1,6 +1,7 @@
 #include "frontdoor/model_id.h"
 
 #include "frontdoor/json_scan.h"
+#include "http/http1_request.h"
 
 namespace swapd {
 
@@ -106,6 +107,77 @@ Result<JsonRequest> ParseJsonRequest(std::string_view body,
   if (request.model.empty()) return NoModelError();
   request.stream = fields.stream == JsonKind::kBoolean && fields.stream_token == "true";
   return request;
+}
+
+namespace {
+
+// Calls `each(name, value)` for the `name=value` pairs of a query or urlencoded body, undecoded;
+// stops when it returns false.
+template <typename Each>
+void ForEachPair(std::string_view text, Each each) {
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find('&', begin);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view pair = text.substr(begin, end - begin);
+    const size_t eq = pair.find('=');
+    if (!pair.empty() &&
+        !each(pair.substr(0, eq),
+              eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1))) {
+      return;
+    }
+    begin = end + 1;
+  }
+}
+
+std::string PercentEncodeModel(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string UrlencodedFormModel(std::string_view body) {
+  std::string model;
+  ForEachPair(body, [&model](std::string_view name, std::string_view value) {
+    if (PercentDecode(name, true) != "model") return true;
+    model = PercentDecode(value, true);
+    return false;
+  });
+  return model;
+}
+
+std::string ReplaceQueryModel(std::string_view target, std::string_view name) {
+  const size_t query = target.find('?');
+  if (query == std::string_view::npos) return std::string(target);
+  std::string out(target.substr(0, query + 1));
+  bool first = true;
+  bool replaced = false;
+  ForEachPair(target.substr(query + 1), [&](std::string_view key, std::string_view value) {
+    if (!first) out += '&';
+    first = false;
+    if (PercentDecode(key, true) == "model") {
+      out.append(key).append("=").append(PercentEncodeModel(name));
+      replaced = true;
+    } else {
+      out.append(key);
+      if (value.data() != nullptr) out.append("=").append(value);
+    }
+    return true;
+  });
+  return replaced ? out : std::string(target);
 }
 
 nlohmann::json ParseJsonDocument(std::string_view body) {

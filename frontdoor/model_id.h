@@ -1,5 +1,5 @@
-// Finding the model id a client asked for: in the JSON body (`"model"`), in a multipart form field
-// (`model`, for /v1/audio/transcriptions), or in the `?model=` query parameter. Pure functions of
+// Finding the model id a client asked for: in the JSON body (`"model"`), in a form field (`model`,
+// multipart or urlencoded), or in the `?model=` query parameter. Pure functions of
 // the request's parts; no I/O. Thread safe.
 #pragma once
 
@@ -35,6 +35,14 @@ Result<JsonRequest> ParseJsonRequest(std::string_view body,
 
 // The document of a body that ParseJsonRequest accepted (an empty body is an empty object).
 nlohmann::json ParseJsonDocument(std::string_view body);
+
+// The value of the field "model" of an application/x-www-form-urlencoded body (the first one),
+// decoded; "" when it has none.
+std::string UrlencodedFormModel(std::string_view body);
+
+// `target` (a path and its query) with the value of its `model` query parameters replaced by
+// `name`, percent-encoded; the same target when its query has no `model`.
+std::string ReplaceQueryModel(std::string_view target, std::string_view name);
 
 // The error for a request that names no model at all.
 Status NoModelError();

@@ -24,6 +24,7 @@ struct ProxyRequest {
   const HttpHeaders* headers = nullptr;  // the client's; hop-by-hop ones are left out
   std::string_view body;
   std::string_view route;  // for the request counters (ProxyRecord::route)
+  bool activity = true;    // ProxyRecord::activity
   std::string_view path;   // the client's path (ProxyRecord::path)
   // The body as the client sent it (`body` may be filtered), for the capture.
   std::string_view client_body;

@@ -27,6 +27,7 @@ UpstreamProxy::Exchange::Exchange(UpstreamProxy* p, UpstreamTarget t, const Prox
   record.model_id = target.id;
   record.peer = target.peer;
   record.route = request.route;
+  record.activity = request.activity;
   record.path = request.path;
   capture.AddResponseBytes(request.capture_prefix);
 }

@@ -46,6 +46,10 @@ struct ProxyRecord {
   std::string model_id;
   std::string route;  // for the request counters: "/v1/chat/completions", "/upstream", ...
   std::string path;   // the client's, without the query
+  // Whether llama-swap keeps an activity row (and capture) of the request: a POST to a
+  // model-dispatched route, by its own path or through /upstream/<model>/. Not a GET (/props, a
+  // load through GET /upstream/<model>/), nor any other /upstream path.
+  bool activity = true;
   int status = 0;
   std::string content_type;  // of the answer
   std::string error;         // the message of an error swapd answered with; "" otherwise

@@ -228,7 +228,11 @@ std::vector<ModelSnapshot> EventFeed::PublishStates() {
   std::vector<ModelSnapshot> snapshot = router_.Snapshot();
   nlohmann::json status = ModelStatusJson(*config, snapshot);
   std::string text = JsonText(status);
-  if (text != last_status_) {
+  // As llama-swap: a profile change sends profileChanged, then modelStatus (the UI's pickers
+  // read the pins again on it). A reader that connects gets modelStatus, uiConfig,
+  // profileChanged: the order they were first published in.
+  const bool profile_changed = !first_look_ && profile != last_profile_;
+  if (text != last_status_ && !profile_changed) {
     hub_.PublishState("modelStatus", status);
     last_status_ = std::move(text);
   }
@@ -238,11 +242,15 @@ std::vector<ModelSnapshot> EventFeed::PublishStates() {
     hub_.PublishState("uiConfig", ui);
     last_ui_ = std::move(ui_text);
   }
-  if (first_look_ || profile != last_profile_) {
+  if (first_look_ || profile_changed) {
     hub_.PublishState("profileChanged", {{"active", profile.empty() ? nlohmann::json(nullptr)
                                                                     : nlohmann::json(profile)}});
     last_profile_ = profile;
     first_look_ = false;
+  }
+  if (profile_changed) {
+    hub_.PublishState("modelStatus", status);
+    last_status_ = std::move(text);
   }
   return snapshot;
 }

@@ -3,4 +3,5 @@ list(APPEND SWAPD_TEST_SOURCES
   api/bench_routes_test.cpp
   api/dashboard_test.cpp
   api/event_routes_test.cpp
+  api/llama_swap_ui_test.cpp
 )

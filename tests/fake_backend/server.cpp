@@ -165,6 +165,25 @@ void FakeServer::RegisterRoutes() {
     HandleTranscription(req, res);
   });
 
+  // Routes that other servers answer (stable-diffusion.cpp's, a TTS server's, llama.cpp's token
+  // counting and control): the fake tells which request it got and which model it serves.
+  auto echo = [this](const Req& req, Res& res) {
+    SendJson(res, 200,
+             {{"object", "fake.echo"},
+              {"method", req.method},
+              {"path", req.path},
+              {"model", options_.ModelId()}});
+  };
+  for (const char* path : {"/v1/audio/voices", "/sdapi/v1/loras"}) {
+    AddRoute("GET", path, R::kModel, echo);
+  }
+  for (const char* path :
+       {"/v1/audio/voices", "/v1/images/generations", "/v1/images/edits", "/sdapi/v1/txt2img",
+        "/sdapi/v1/img2img", "/v1/chat/completions/input_tokens", "/v1/responses/input_tokens",
+        "/v1/chat/completions/control", "/v1/tasks/run"}) {
+    AddRoute("POST", path, R::kModel, echo);
+  }
+
   AddRoute("GET", "/slots", R::kPlain,
            [this](const Req&, Res& res) { SendJson(res, 200, slots_.List()); });
   AddRoute("POST", R"(/slots/(\d+))", R::kModel, [this](const Req& req, Res& res) {

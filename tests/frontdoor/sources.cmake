@@ -1,6 +1,7 @@
 # Test sources of frontdoor/ (the request path; the integration tests run the real swapd with fake backends; appended to the one swapd_tests binary).
 list(APPEND SWAPD_TEST_SOURCES
   frontdoor/client_fault_test.cpp
+  frontdoor/dispatch_routes_test.cpp
   frontdoor/front_door_failure_test.cpp
   frontdoor/front_door_test.cpp
   frontdoor/header_snapshot_test.cpp

@@ -2,6 +2,7 @@
 list(APPEND SWAPD_TEST_SOURCES
   memory/amd_gpu_meter_test.cpp
   memory/history_store_test.cpp
+  memory/machine_info_test.cpp
   memory/memory_budget_test.cpp
   memory/memory_meter_test.cpp
   memory/page_prefetch_test.cpp
