@@ -49,11 +49,14 @@ void Dispatcher::Dispatch(const Destination& to, const HttpRequest& req, std::st
       !override_keys.empty() &&
       IsAuthorized(override_keys, req.Header("Authorization"), req.Header("x-api-key"));
   job.capture_limit = CaptureBufferBytes(to.config->capture_buffer_mb);
-  // The route as llama-swap counts it: the client's path, or under /upstream/<model>/ the rest.
-  const std::string_view path = req.path.starts_with("/upstream/")
-                                    ? target.substr(0, target.find('?'))
-                                    : std::string_view(req.path);
-  const bool inference = IsInferenceRoute(req.method, path);
+  // The route as llama-swap counts it: the client's path, or under /upstream/<model>/ the rest. A
+  // request translated to a model route (Ollama's /api/chat sent as /v1/chat/completions) counts
+  // as that route, under the client's path.
+  const std::string_view target_path = target.substr(0, target.find('?'));
+  const std::string_view path =
+      req.path.starts_with("/upstream/") ? target_path : std::string_view(req.path);
+  const bool inference =
+      IsInferenceRoute(req.method, path) || IsInferenceRoute(req.method, target_path);
   if (inference) job.inflight = inflight_.Start(req, to.id(), path);
   job.activity = inference && req.method == "POST";
   if (to.peer != nullptr && !to.peer->api_key.empty()) {
