@@ -107,6 +107,12 @@ void RouterImpl::BeginUnload(const std::string& model_id) {
   Changed();
 }
 
+void RouterImpl::SetResidencyTtl(const std::string& model_id, std::chrono::seconds ttl) {
+  std::lock_guard lock(mu_);
+  scheduler_.SetResidencyTtl(model_id, ttl);
+  Changed();  // the timer may now be due earlier
+}
+
 void RouterImpl::SetExpectedLoad(const std::string& model_id, std::chrono::milliseconds expected) {
   std::lock_guard lock(mu_);
   expected_load_[model_id] = expected;
@@ -252,6 +258,9 @@ void Router::Unload(const std::string& model_id) { impl_->Unload(model_id); }
 void Router::Preload() { impl_->Preload(); }
 void Router::Load(const std::string& model_id) { impl_->Load(model_id); }
 void Router::BeginUnload(const std::string& model_id) { impl_->BeginUnload(model_id); }
+void Router::SetResidencyTtl(const std::string& model_id, std::chrono::seconds ttl) {
+  impl_->SetResidencyTtl(model_id, ttl);
+}
 std::vector<ModelSnapshot> Router::Snapshot() const { return impl_->Snapshot(); }
 bool Router::IsReady(const std::string& model_id) const { return impl_->IsReady(model_id); }
 bool Router::AwaitNotReady(const std::string& model_id,

@@ -100,6 +100,10 @@ class Router {
   void Load(const std::string& model_id);
   // Stops `model_id` as Unload does, without waiting for it.
   void BeginUnload(const std::string& model_id);
+  // The model's current residency (starting or ready) idles out `ttl` after its last request
+  // instead of its configured ttl, until it stops; zero or less: it stays until something else
+  // stops it. Ignored when the model does not run (Ollama's keep_alive).
+  void SetResidencyTtl(const std::string& model_id, std::chrono::seconds ttl);
 
   std::vector<ModelSnapshot> Snapshot() const;
   // Whether the Router counts `model_id` ready (a request for it would be admitted at once unless

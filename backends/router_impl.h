@@ -59,6 +59,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     Changed();
   }
   void BeginUnload(const std::string& model_id);
+  void SetResidencyTtl(const std::string& model_id, std::chrono::seconds ttl);
   void Preload() {
     std::lock_guard lock(mu_);
     scheduler_.Preload(config_->preload);

@@ -150,6 +150,7 @@ void Scheduler::StartFinished(const std::string& model, const Status& result, Sc
     m->bypassed = 0;
   } else {
     m->phase = ModelPhase::kStopped;
+    m->residency_ttl.reset();
     auto batch = FindBatch(model);
     if (batch != queue_.end()) {
       // Name the model once: a Backend's message usually does already.
@@ -208,13 +209,19 @@ void Scheduler::Preload(const std::vector<std::string>& models) {
   Pump();
 }
 
+void Scheduler::SetResidencyTtl(const std::string& model, std::chrono::seconds ttl) {
+  ModelState* m = Find(model);
+  if (m == nullptr || (m->phase != ModelPhase::kStarting && m->phase != ModelPhase::kReady)) return;
+  m->residency_ttl = ttl.count() > 0 ? ttl : std::chrono::seconds(0);
+}
+
 void Scheduler::Tick(SchedulerTime now) {
   if (shutting_down_) return;
   SetNow(now);
   for (auto& [id, m] : models_) {
-    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
+    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.Ttl().count() <= 0) continue;
     if (FindBatch(id) != queue_.end()) continue;
-    if (m.idle_since + m.ttl <= now) IssueStop(id, StopReason::kTtl);
+    if (m.idle_since + m.Ttl() <= now) IssueStop(id, StopReason::kTtl);
   }
 }
 
@@ -278,13 +285,13 @@ std::optional<SchedulerTime> Scheduler::NextDeadline() const {
         (!next || m.resident_until < *next)) {
       next = m.resident_until;
     }
-    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.ttl.count() <= 0) continue;
+    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.Ttl().count() <= 0) continue;
     const std::string& model = id;  // (clang 14 cannot capture a structured binding)
     if (std::any_of(queue_.begin(), queue_.end(),
                     [&model](const Batch& b) { return b.model == model; })) {
       continue;
     }
-    SchedulerTime due = m.idle_since + m.ttl;
+    SchedulerTime due = m.idle_since + m.Ttl();
     if (!next || due < *next) next = due;
   }
   return next;
@@ -350,6 +357,7 @@ void Scheduler::IssueStop(const std::string& model, StopReason reason) {
 
 void Scheduler::BecomeStopped(ModelState& m) {
   m.phase = ModelPhase::kStopped;
+  m.residency_ttl.reset();
   m.in_flight = 0;
   ++m.epoch;
   m.bypassed = 0;

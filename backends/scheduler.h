@@ -131,6 +131,10 @@ class Scheduler {
   void BackendExited(const std::string& model);
   // Stops `model`, or every model when empty. Unknown ids are ignored.
   void Unload(const std::string& model);
+  // The model's current residency (starting or ready) idles out after `ttl` instead of its
+  // configured ttl, until it stops; zero or less: it does not idle out (Ollama's keep_alive).
+  // Ignored for a stopped, stopping or unknown model.
+  void SetResidencyTtl(const std::string& model, std::chrono::seconds ttl);
   // Starts `models` in order, honouring groups. Unknown ids are ignored.
   void Preload(const std::vector<std::string>& models);
   // What a model was measured to need (while it runs, or from the history of its definition).
@@ -183,6 +187,10 @@ class Scheduler {
   struct ModelState {
     int concurrency_limit = 0;
     std::chrono::seconds ttl{0};
+    // SetResidencyTtl's, for this residency only (reset when the model stops).
+    std::optional<std::chrono::seconds> residency_ttl;
+    // The ttl in force: this residency's, else the configured one.
+    std::chrono::seconds Ttl() const { return residency_ttl.value_or(ttl); }
     int64_t priority = 0;
     // Groups: must be stopped for this model to run. Matrix: never runs beside this model (the
     // solver decides the rest when the model loads).

@@ -156,7 +156,7 @@ int Scheduler::RetryAfterSeconds(const std::vector<std::string>& protected_model
                          : m.phase == ModelPhase::kStarting ? m.min_residency.count()
                                                             : SecondsLeft(now_, m.resident_until);
     best = std::min<int64_t>(best, left > 0            ? left
-                                   : m.ttl.count() > 0 ? std::min<int64_t>(m.ttl.count(), 60)
+                                   : m.Ttl().count() > 0 ? std::min<int64_t>(m.Ttl().count(), 60)
                                                        : 60);
   }
   return static_cast<int>(std::clamp<int64_t>(best, 1, 3600));

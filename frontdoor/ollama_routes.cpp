@@ -142,6 +142,21 @@ class OllamaRelay final : public BodyWriter {
 };
 
 // One generation under way: what the handler and the stream's producer share.
+// What keep_alive asks of a local model's residency once an answer is done: 0 unloads it, a
+// duration replaces its ttl until it stops, a negative value keeps it (no ttl), absent leaves it.
+void ApplyKeepAlive(Router& router, const std::string& model_id, const KeepAlive& keep_alive) {
+  switch (keep_alive.kind) {
+    case KeepAlive::Kind::kDefault:
+      return;
+    case KeepAlive::Kind::kUnload:
+      return router.BeginUnload(model_id);
+    case KeepAlive::Kind::kForever:
+      return router.SetResidencyTtl(model_id, std::chrono::seconds(0));
+    case KeepAlive::Kind::kFor:
+      return router.SetResidencyTtl(model_id, keep_alive.duration);
+  }
+}
+
 struct OllamaCall {
   OllamaRequest request;
   std::string body;  // the OpenAI request, as sent
@@ -156,9 +171,7 @@ struct OllamaCall {
       inner.stream->whole = whole;
       inner.stream.reset();
     }
-    if (request.keep_alive.kind == KeepAlive::Kind::kUnload && !model_id.empty()) {
-      router->BeginUnload(model_id);
-    }
+    if (!model_id.empty()) ApplyKeepAlive(*router, model_id, request.keep_alive);
   }
 };
 
@@ -196,6 +209,7 @@ void AnswerLoadOnly(Router& router, const OllamaTarget& target, const OllamaRequ
       return OllamaError(res, HttpStatusOf(lease.status().code()), lease.status().message());
     }
     lease.value().Release();
+    ApplyKeepAlive(router, local->id, request.keep_alive);
     if (!was_ready) clock.load = OllamaLoadTime(router, local->id, arrived);
   }
   json out = OllamaAnswerOf(json::object(), request.model, api, clock);

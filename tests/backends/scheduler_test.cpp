@@ -228,6 +228,34 @@ TEST_CASE("TTL stops a model idle for its ttl, counted from ready or last finish
   CHECK_FALSE(h.scheduler.NextDeadline());
 }
 
+TEST_CASE("a residency's ttl (Ollama's keep_alive) replaces the configured one until it stops",
+          "[unit][scheduler]") {
+  SwapHarness h(ConfigBuilder().Model("a", "", 10, /*ttl=*/5).Build());
+  h.scheduler.SetResidencyTtl("a", seconds(60));  // not running: ignored
+  h.scheduler.RequestArrived(1, "a");
+  h.effects.Take();
+  h.scheduler.StartFinished("a", kOk, h.now);
+  h.effects.Take();  // request 1 admitted
+  h.scheduler.SetResidencyTtl("a", seconds(60));
+  h.scheduler.RequestFinished(1, h.now);
+  REQUIRE(h.scheduler.NextDeadline() == h.now + seconds(60));
+  h.scheduler.Tick(h.now + seconds(5));
+  CHECK(h.effects.Take().empty());                // the configured 5 s no longer apply
+  h.scheduler.SetResidencyTtl("a", seconds(-1));  // keep it: no deadline at all
+  CHECK_FALSE(h.scheduler.NextDeadline());
+  h.scheduler.Tick(h.now + seconds(3600));
+  CHECK(h.effects.Take().empty());
+  h.scheduler.Unload("a");
+  CHECK(h.effects.Take() == Log{"stop a"});
+  h.scheduler.StopFinished("a");
+  // The next residency has the configured ttl again.
+  h.scheduler.RequestArrived(2, "a");
+  h.effects.Take();
+  h.scheduler.StartFinished("a", kOk, h.now);
+  h.scheduler.RequestFinished(2, h.now);
+  CHECK(h.scheduler.NextDeadline() == h.now + seconds(5));
+}
+
 TEST_CASE("unload stops at once; queued requests start the model again afterwards",
           "[unit][scheduler]") {
   SwapHarness h(DayConfig());

@@ -1,6 +1,6 @@
 // Ollama's API through the real swapd, in front of fake backends that speak only OpenAI: the
 // listings, /api/chat and /api/generate streamed and not (tools, images, format, think),
-// keep_alive 0, embeddings, and bad input answered with Ollama's {"error"} shape.
+// keep_alive (0 and a duration), embeddings, and bad input answered with Ollama's {"error"} shape.
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
@@ -281,6 +281,14 @@ TEST_CASE("Ollama keep_alive 0 unloads the model after the answer; embeddings",
   REQUIRE(unloaded.status == 200);
   CHECK(NdjsonOf(unloaded.body).back()["done_reason"] == "unload");
   CHECK(WaitFor([&] { return Running(url).empty(); }, 30s));
+
+  // A duration is this residency's ttl: "coder" has none in the config, yet idles out.
+  const json timed = JsonOf(
+      OllamaPost(url, "/api/generate",
+                 {{"model", "coder"}, {"prompt", "hi"}, {"stream", false}, {"keep_alive", "1s"}}));
+  CHECK(timed["done"] == true);
+  CHECK(WaitFor([&] { return Running(url).empty(); }, 30s));
+  CHECK_THAT(swapd.value().process->Output(), Catch::Contains("model coder: stopping (ttl)"));
 }
 
 TEST_CASE("Ollama errors: unknown model 404, bad JSON and wrong types 400, model files 501",
