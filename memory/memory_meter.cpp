@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "backends/proc_scan.h"
 #include "base/parse_int.h"
 #include "base/text.h"
 #include "memory/process_memory.h"
@@ -68,7 +69,7 @@ ProcessMemory ProcessMemoryOf(const std::vector<int>& pids) {
       {"RssShmem:", &ProcessMemory::shmem}};
   for (int pid : pids) {
     // Empty when the process has gone: it adds nothing.
-    std::istringstream status(ReadProcText("/proc/" + std::to_string(pid) + "/status"));
+    std::istringstream status(proc::ReadText("/proc/" + std::to_string(pid) + "/status"));
     std::string key;
     int64_t kb = 0;
     while (status >> key) {

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backends/proc_scan.h"
 #include "config/memory.h"
 #include "memory/memory_meter.h"
 #include "memory/process_memory.h"
@@ -91,7 +92,7 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
 }
 
 int64_t MemAvailableBytes() {
-  std::istringstream meminfo(ReadProcText("/proc/meminfo"));
+  std::istringstream meminfo(proc::ReadText("/proc/meminfo"));
   std::string key;
   int64_t kb = 0;
   while (meminfo >> key >> kb) {

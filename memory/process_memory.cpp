@@ -1,7 +1,6 @@
 #include "memory/process_memory.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+
+#include "backends/proc_scan.h"
 
 namespace swapd {
 namespace {
@@ -21,7 +22,7 @@ struct GroupMember {
 // From /proc/<pid>/stat: the process group and the resident pages. The command name (field 2)
 // may hold spaces and parentheses, so the fields are counted from its last ')'.
 bool ReadStat(const std::string& pid, long* pgrp, long* rss_pages) {
-  const std::string line = ReadProcText("/proc/" + pid + "/stat");
+  const std::string line = proc::ReadText("/proc/" + pid + "/stat");
   size_t close = line.rfind(')');
   if (close == std::string::npos) return false;
   std::istringstream fields(line.substr(close + 1));
@@ -75,16 +76,6 @@ std::vector<GroupMember> GroupMembers(int pgid) {
 
 }  // namespace
 
-std::string ReadProcText(const std::string& path) {
-  std::string text;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return text;
-}
-
 std::map<int, std::vector<int>> ProcessGroupsPids(const std::vector<int>& pgids) {
   std::map<int, std::vector<int>> out;
   for (auto& [pgid, list] : GroupsMembers(pgids)) {
@@ -131,7 +122,7 @@ int64_t ResidentBytesOf(const std::vector<int>& pids) {
 }
 
 int64_t SelfResidentBytes() {
-  std::istringstream statm(ReadProcText("/proc/self/statm"));
+  std::istringstream statm(proc::ReadText("/proc/self/statm"));
   long pages_total = 0, pages_resident = 0;
   statm >> pages_total >> pages_resident;
   return static_cast<int64_t>(pages_resident) * sysconf(_SC_PAGESIZE);

@@ -30,8 +30,4 @@ int64_t ResidentBytesOf(const std::vector<int>& pids);
 int64_t SelfResidentBytes();
 int SelfOpenDescriptors();
 
-// The text of a /proc file; empty when it cannot be read, e.g. because the process is gone.
-// read(2), not std::ifstream: a read failing with ESRCH midway simply ends the text.
-std::string ReadProcText(const std::string& path);
-
 }  // namespace swapd
