@@ -120,7 +120,7 @@ nlohmann::json Running(const Config& config, const Router& router) {
       // Where its backend listens: its ${PORT} moves off a port that was taken.
       item["proxy"] = ProxyInUse(*model, m.backend);
       item["port"] = PortInUse(*model, m.backend);
-      item["ttl"] = model->ttl.count();
+      item["ttl"] = m.ttl.count();  // the config's, or the residency's (Ollama's keep_alive)
       item["name"] = model->name;
       item["description"] = model->description;
     }

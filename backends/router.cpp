@@ -169,6 +169,8 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
       s.in_flight = scheduler_.InFlight(id);
       s.queued = scheduler_.Queued(id);
       s.cost = scheduler_.Cost(id);
+      s.ttl = scheduler_.TtlInForce(id);
+      s.idle_deadline = scheduler_.IdleDeadline(id);
       if (auto e = expected_load_.find(id); e != expected_load_.end()) {
         s.expected_load = e->second;
       } else if (auto load = last_load_.find(id); load != last_load_.end()) {

@@ -285,16 +285,31 @@ std::optional<SchedulerTime> Scheduler::NextDeadline() const {
         (!next || m.resident_until < *next)) {
       next = m.resident_until;
     }
-    if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.Ttl().count() <= 0) continue;
-    const std::string& model = id;  // (clang 14 cannot capture a structured binding)
-    if (std::any_of(queue_.begin(), queue_.end(),
-                    [&model](const Batch& b) { return b.model == model; })) {
-      continue;
-    }
-    SchedulerTime due = m.idle_since + m.Ttl();
-    if (!next || due < *next) next = due;
+    std::optional<SchedulerTime> due = IdleDue(id, m);
+    if (due && (!next || *due < *next)) next = due;
   }
   return next;
+}
+
+std::optional<SchedulerTime> Scheduler::IdleDue(const std::string& model,
+                                                const ModelState& m) const {
+  if (m.phase != ModelPhase::kReady || m.in_flight != 0 || m.Ttl().count() <= 0) return {};
+  if (std::any_of(queue_.begin(), queue_.end(),
+                  [&model](const Batch& b) { return b.model == model; })) {
+    return {};
+  }
+  return m.idle_since + m.Ttl();
+}
+
+std::chrono::seconds Scheduler::TtlInForce(const std::string& model) const {
+  const ModelState* m = Find(model);
+  return m == nullptr ? std::chrono::seconds(0) : std::max(m->Ttl(), std::chrono::seconds(0));
+}
+
+std::optional<SchedulerTime> Scheduler::IdleDeadline(const std::string& model) const {
+  const ModelState* m = Find(model);
+  if (m == nullptr || shutting_down_) return {};
+  return IdleDue(model, *m);
 }
 
 ModelPhase Scheduler::Phase(const std::string& model) const {

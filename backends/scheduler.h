@@ -170,6 +170,10 @@ class Scheduler {
   Preview PreviewFor(const std::string& model) const;
   ModelPhase Phase(const std::string& model) const;
   int InFlight(const std::string& model) const;
+  // The ttl in force: this residency's (SetResidencyTtl), else the configured one; zero: none.
+  std::chrono::seconds TtlInForce(const std::string& model) const;
+  // When the model idles out if no request arrives: ready, idle, with a ttl; nullopt otherwise.
+  std::optional<SchedulerTime> IdleDeadline(const std::string& model) const;
   // Where `model`'s waiting batch stands in the queue: 1 for the head, 0 when it has none.
   int QueuePosition(const std::string& model) const;
   int Queued(const std::string& model) const;
@@ -272,6 +276,8 @@ class Scheduler {
   void RejectBatch(Batch& b, const Status& why);
   ModelState* Find(const std::string& model);
   const ModelState* Find(const std::string& model) const;
+  // When a ready, idle model with a ttl idles out; nullopt when it does not (busy, queued for).
+  std::optional<SchedulerTime> IdleDue(const std::string& model, const ModelState& m) const;
 
   SchedulerEffects* const effects_;
   std::optional<MatrixSolver> matrix_;  // set when the matrix router is configured

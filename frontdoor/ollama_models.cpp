@@ -106,7 +106,8 @@ json OllamaTags(const Config& config) {
   return {{"models", std::move(models)}};
 }
 
-json OllamaPs(const Config& config, const std::vector<ModelSnapshot>& running, int64_t now) {
+json OllamaPs(const std::vector<ModelSnapshot>& running, const Config& config, int64_t now,
+              std::chrono::steady_clock::time_point steady_now) {
   json models = json::array();
   for (const ModelSnapshot& snapshot : running) {
     const BackendState state = snapshot.backend.state;
@@ -117,8 +118,14 @@ json OllamaPs(const Config& config, const std::vector<ModelSnapshot>& running, i
     for (const auto& [gpu, bytes] : snapshot.cost.vram) vram += bytes;
     if (snapshot.cost.ram + vram > 0) entry["size"] = snapshot.cost.ram + vram;
     entry["size_vram"] = vram;
-    const int64_t ttl = model != nullptr ? model->ttl.count() : 0;
-    entry["expires_at"] = ttl > 0 ? Rfc3339(now + ttl) : kNeverExpires;
+    if (snapshot.idle_deadline) {
+      const auto left =
+          std::chrono::ceil<std::chrono::seconds>(*snapshot.idle_deadline - steady_now);
+      entry["expires_at"] = Rfc3339(now + std::max<int64_t>(left.count(), 0));
+    } else {
+      entry["expires_at"] =
+          snapshot.ttl.count() > 0 ? Rfc3339(now + snapshot.ttl.count()) : kNeverExpires;
+    }
     if (model != nullptr && model->capabilities && model->capabilities->context > 0) {
       entry["context_length"] = model->capabilities->context;
     }

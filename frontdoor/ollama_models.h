@@ -5,6 +5,7 @@
 // is that file's (one stat), else 0. Thread safe.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,9 +20,11 @@ nlohmann::json OllamaTags(const Config& config);
 
 // {"models": [{name, model, size, size_vram, digest, details, expires_at}]}: the models whose
 // backend is ready or starting; size is what the memory budget counts for it, else its file's.
-// `now` is the Unix time expires_at counts from (its ttl; a model without one never expires).
-nlohmann::json OllamaPs(const Config& config, const std::vector<ModelSnapshot>& running,
-                        int64_t now);
+// expires_at: when an idle model idles out (its idle_deadline, read against `steady_now`), else
+// `now` (Unix time) plus the ttl in force (its clock starts when the model goes idle); a model
+// without a ttl never expires.
+nlohmann::json OllamaPs(const std::vector<ModelSnapshot>& running, const Config& config,
+                        int64_t now, std::chrono::steady_clock::time_point steady_now);
 
 // /api/show of `model` (null for a peer's model or a selector, which swapd knows little of):
 // modelfile, parameters, template, details, model_info, capabilities, modified_at.

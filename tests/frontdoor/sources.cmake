@@ -12,6 +12,7 @@ list(APPEND SWAPD_TEST_SOURCES
   frontdoor/matrix_routing_test.cpp
   frontdoor/model_parity_test.cpp
   frontdoor/multipart_test.cpp
+  frontdoor/ollama_models_test.cpp
   frontdoor/ollama_routes_test.cpp
   frontdoor/ollama_translate_test.cpp
   frontdoor/peers_test.cpp
