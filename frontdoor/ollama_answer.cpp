@@ -126,9 +126,10 @@ json OllamaAnswerOf(const json& given, const std::string& model, OllamaApi api,
       !completion["choices"].empty() && completion["choices"][0].is_object()) {
     choice = completion["choices"][0];
   }
+  // A chat answer's message, or a completion's (a raw generate's) text.
   const json message = choice.contains("message") && choice["message"].is_object()
                            ? choice["message"]
-                           : json::object();
+                           : json{{"content", choice.value("text", json())}};
   PutOllamaText(api, OllamaTextOf(message.value("content", json())), OllamaReasoningOf(message),
                 OllamaToolCalls(message.value("tool_calls", json())), out);
   out["done"] = true;
@@ -216,8 +217,10 @@ std::string OllamaStream::Event(std::string_view data) {
   if (choice.contains("finish_reason") && !choice["finish_reason"].is_null()) {
     finish_reason_ = choice["finish_reason"];
   }
-  if (!choice.contains("delta") || !choice["delta"].is_object()) return "";
-  const json& delta = choice["delta"];
+  // A chat chunk's delta, or a completion chunk's (a raw generate's) text.
+  const bool chat = choice.contains("delta") && choice["delta"].is_object();
+  const json text_only = chat ? json() : json{{"content", choice.value("text", json())}};
+  const json& delta = chat ? choice["delta"] : text_only;
   if (delta.contains("tool_calls") && delta["tool_calls"].is_array()) {
     for (const json& part : delta["tool_calls"]) {
       if (!part.is_object()) continue;

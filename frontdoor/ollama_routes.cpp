@@ -247,8 +247,7 @@ void HandleOllamaCall(FrontDoor& door, Router& router, OllamaKind kind, const Ht
   const bool was_ready = local == nullptr || router.IsReady(local->id);
 
   OllamaInnerContext inner_ctx(ctx);
-  const char* route = embed ? "/v1/embeddings" : "/v1/chat/completions";
-  door.DispatchJson(target->where, req, route, call->body, call->inner, inner_ctx);
+  door.DispatchJson(target->where, req, call->request.route, call->body, call->inner, inner_ctx);
   inner_ctx.Complete(call->inner);
   OllamaClock clock{arrived, was_ready ? std::chrono::nanoseconds(0)
                                        : OllamaLoadTime(router, call->model_id, arrived)};
@@ -313,7 +312,8 @@ void AddOllamaRoutes(FrontDoor& door, Router& router) {
                 });
   door.AddRoute("GET", "/api/ps",
                 [&door, &router](const HttpRequest&, HttpResponse& res, RequestContext&) {
-                  OllamaJson(res, OllamaPs(*door.routing().config(), router.Snapshot(), UnixNow()));
+                  OllamaJson(res, OllamaPs(router.Snapshot(), *door.routing().config(), UnixNow(),
+                                           std::chrono::steady_clock::now()));
                 });
   door.AddRoute("POST", "/api/show",
                 [&door](const HttpRequest& req, HttpResponse& res, RequestContext&) {

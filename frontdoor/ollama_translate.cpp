@@ -251,13 +251,13 @@ Result<OllamaRequest> ChatRequestFromOllama(const json& body) {
 Result<OllamaRequest> GenerateRequestFromOllama(const json& body) {
   Result<OllamaRequest> request = OllamaCommonFields(body);
   if (!request.ok()) return request;
-  if (body.contains("raw") && body["raw"] == true) {
-    return OllamaBadRequest(
-        "raw is not supported: swapd sends a generate request to the model's "
-        "chat route; use /v1/completions for a raw prompt");
+  if (body.contains("raw") && !body["raw"].is_null() && !body["raw"].is_boolean()) {
+    return OllamaBadRequest("raw must be a boolean");
   }
   if (body.contains("suffix") && body["suffix"].is_string() && body["suffix"] != "") {
-    return OllamaBadRequest("suffix is not supported: use llama-server's /infill for fill-in");
+    return OllamaBadRequest(
+        "suffix is not supported: use raw with the model's fill-in-the-middle tokens, or "
+        "llama-server's /infill");
   }
   for (const char* key : {"prompt", "system"}) {
     if (body.contains(key) && !body[key].is_null() && !body[key].is_string()) {
@@ -265,14 +265,23 @@ Result<OllamaRequest> GenerateRequestFromOllama(const json& body) {
     }
   }
   const std::string prompt = OllamaStringField(body, "prompt");
+  const bool has_images =
+      body.contains("images") && body["images"].is_array() && !body["images"].empty();
+  if (body.value("raw", false)) {
+    // The prompt as it is, templated by the client (an editor's fill-in-the-middle prompt):
+    // the completions route, where no chat template applies.
+    if (has_images) return OllamaBadRequest("images cannot be sent with raw");
+    request.value().route = "/v1/completions";
+    request.value().load_only = prompt.empty();
+    request.value().openai["prompt"] = prompt;
+    return request;
+  }
   json messages = json::array();
   if (body.contains("system") && body["system"].is_string() && body["system"] != "") {
     messages.push_back({{"role", "system"}, {"content", body["system"]}});
   }
   json user = {{"role", "user"}, {"content", prompt}};
-  request.value().load_only =
-      prompt.empty() &&
-      (!body.contains("images") || !body["images"].is_array() || body["images"].empty());
+  request.value().load_only = prompt.empty() && !has_images;
   if (body.contains("images") && !body["images"].is_null() && !body["images"].empty()) {
     Result<json> parts = ContentWithImages(prompt, body["images"]);
     if (!parts.ok()) return parts.status();
@@ -307,6 +316,7 @@ Result<OllamaRequest> EmbedRequestFromOllama(const json& body, bool legacy) {
     return OllamaBadRequest(legacy ? "prompt must be a string"
                                    : "input must be a string or a non-empty array of strings");
   }
+  request.route = "/v1/embeddings";
   request.openai = {{"model", request.model}, {"input", input}};
   if (body.contains("dimensions") && body["dimensions"].is_number_integer()) {
     request.openai["dimensions"] = body["dimensions"];

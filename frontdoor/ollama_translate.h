@@ -33,7 +33,8 @@ struct OllamaRequest {
   std::string model;  // as the client named it
   bool stream = true;
   KeepAlive keep_alive;
-  nlohmann::json openai;  // the OpenAI request body (its "model" is `model`)
+  std::string route = "/v1/chat/completions";  // the model's route it goes to
+  nlohmann::json openai;                       // the OpenAI request body (its "model" is `model`)
   // A chat without messages, a generate without prompt or images: Ollama's way to load a model
   // (or, with keep_alive 0, to unload it) without generating.
   bool load_only = false;
@@ -41,8 +42,10 @@ struct OllamaRequest {
 
 // /api/chat -> /v1/chat/completions. kInvalidArgument (400) for a body of the wrong shape.
 Result<OllamaRequest> ChatRequestFromOllama(const nlohmann::json& body);
-// /api/generate -> /v1/chat/completions: `system` and `prompt` (+ `images`) as messages. `raw`
-// and `suffix` are refused (kInvalidArgument): a chat route has no place for them.
+// /api/generate -> /v1/chat/completions: `system` and `prompt` (+ `images`) as messages; with
+// `raw: true`, the prompt as it is to /v1/completions (no template; `system` is not sent, as
+// Ollama's raw mode ignores it). A `suffix` is refused (kInvalidArgument): OpenAI's routes have
+// no place for it that llama-server and vLLM honour.
 Result<OllamaRequest> GenerateRequestFromOllama(const nlohmann::json& body);
 // /api/embed ({"input": string or strings}) or, `legacy`, /api/embeddings ({"prompt": string})
 // -> /v1/embeddings. `stream` is false.

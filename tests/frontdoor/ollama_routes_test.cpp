@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "base/time_text.h"
+#include "base/unix_time.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/wait.h"
@@ -165,6 +167,28 @@ TEST_CASE("Ollama /api/chat and /api/generate, streamed and not", "[integration]
   CHECK_FALSE(one["response"].get<std::string>().empty());
   CHECK(one.contains("prompt_eval_duration"));
 
+  // raw: the client's own prompt (an editor's fill-in-the-middle) to /v1/completions as it is.
+  const std::string fim = "<|fim_prefix|>int x<|fim_suffix|>;<|fim_middle|>";
+  const json raw = JsonOf(OllamaPost(url, "/api/generate",
+                                     {{"model", "qwen3"},
+                                      {"stream", false},
+                                      {"raw", true},
+                                      {"system", "unused"},
+                                      {"prompt", fim}}));
+  CHECK(raw["done"] == true);
+  CHECK_FALSE(raw["response"].get<std::string>().empty());
+  const json sent = JsonOf(HttpGet(url, "/upstream/qwen3/last-request"));
+  CHECK(sent["path"] == "/v1/completions");
+  CHECK(json::parse(sent["body"].get<std::string>())["prompt"] == fim);
+  StreamedReply raw_streamed = StreamPost(
+      url, "/api/generate", json{{"model", "qwen3"}, {"raw", true}, {"prompt", fim}}.dump());
+  REQUIRE(raw_streamed.status == 200);
+  lines = NdjsonOf(raw_streamed.body);
+  text.clear();
+  for (const json& line : lines) text += line["response"].get<std::string>();
+  CHECK(text == raw["response"].get<std::string>());
+  CHECK(lines.back()["done"] == true);
+
   // The requests went the OpenAI routes' way: recorded in the activity history.
   CHECK(WaitFor(
       [&] {
@@ -282,7 +306,22 @@ TEST_CASE("Ollama keep_alive 0 unloads the model after the answer; embeddings",
   CHECK(NdjsonOf(unloaded.body).back()["done_reason"] == "unload");
   CHECK(WaitFor([&] { return Running(url).empty(); }, 30s));
 
-  // A duration is this residency's ttl: "coder" has none in the config, yet idles out.
+  // A duration is this residency's ttl, reported by /running and /api/ps.
+  JsonOf(
+      OllamaPost(url, "/api/generate",
+                 {{"model", "coder"}, {"prompt", "hi"}, {"stream", false}, {"keep_alive", "1h"}}));
+  const json running = JsonOf(HttpGet(url, "/running"));
+  REQUIRE(running["running"].size() == 1);
+  CHECK(running["running"][0]["ttl"] == 3600);
+  const json ps = JsonOf(HttpGet(url, "/api/ps"));
+  REQUIRE(ps["models"].size() == 1);
+  const auto expires = ParseRfc3339(ps["models"][0]["expires_at"].get<std::string>());
+  REQUIRE(expires.has_value());
+  const int64_t now = UnixNow();
+  CHECK(*expires > now + 3000);
+  CHECK(*expires <= now + 3600);
+
+  // "coder" has no ttl in the config, yet idles out after keep_alive's 1s.
   const json timed = JsonOf(
       OllamaPost(url, "/api/generate",
                  {{"model", "coder"}, {"prompt", "hi"}, {"stream", false}, {"keep_alive", "1s"}}));

@@ -141,8 +141,11 @@ TEST_CASE("Ollama requests of the wrong shape are refused", "[unit][ollama]") {
   CHECK(refused({{"model", "m"}, {"messages", json::array()}, {"keep_alive", "later"}}));
   CHECK(refused(
       {{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "x"}, {"images", {1}}}}}}));
-  CHECK_FALSE(GenerateRequestFromOllama({{"model", "m"}, {"prompt", "x"}, {"raw", true}}).ok());
+  CHECK_FALSE(GenerateRequestFromOllama({{"model", "m"}, {"prompt", "x"}, {"raw", "yes"}}).ok());
   CHECK_FALSE(GenerateRequestFromOllama({{"model", "m"}, {"prompt", "x"}, {"suffix", "y"}}).ok());
+  CHECK_FALSE(
+      GenerateRequestFromOllama({{"model", "m"}, {"prompt", "x"}, {"raw", true}, {"images", {"a"}}})
+          .ok());
   CHECK_FALSE(GenerateRequestFromOllama({{"model", "m"}, {"prompt", 1}}).ok());
   CHECK_FALSE(EmbedRequestFromOllama({{"model", "m"}, {"input", 1}}, false).ok());
   CHECK_FALSE(EmbedRequestFromOllama({{"model", "m"}, {"input", json::array()}}, false).ok());
@@ -158,8 +161,25 @@ TEST_CASE("Ollama generate: system and prompt (and images) as messages", "[unit]
   CHECK(m[0] == json{{"role", "system"}, {"content", "sys"}});
   CHECK(m[1]["role"] == "user");
   CHECK(m[1]["content"][1]["image_url"]["url"] == "data:image/gif;base64,R0lGODlh");
+  CHECK(request.value().route == "/v1/chat/completions");
+
+  // raw: the prompt as it is, to the completions route; system is not sent.
+  Result<OllamaRequest> raw =
+      GenerateRequestFromOllama({{"model", "m"},
+                                 {"system", "sys"},
+                                 {"raw", true},
+                                 {"prompt", "<|fim_prefix|>a<|fim_suffix|>b<|fim_middle|>"},
+                                 {"options", {{"num_predict", 8}}}});
+  REQUIRE(raw.ok());
+  CHECK(raw.value().route == "/v1/completions");
+  CHECK(raw.value().openai["prompt"] == "<|fim_prefix|>a<|fim_suffix|>b<|fim_middle|>");
+  CHECK(raw.value().openai["max_tokens"] == 8);
+  CHECK_FALSE(raw.value().openai.contains("messages"));
+  CHECK_FALSE(raw.value().load_only);
+
   Result<OllamaRequest> embed =
       EmbedRequestFromOllama({{"model", "e"}, {"input", {"a", "b"}}}, false);
+  CHECK(embed.value().route == "/v1/embeddings");
   REQUIRE(embed.ok());
   CHECK(embed.value().openai == json{{"model", "e"}, {"input", {"a", "b"}}});
   Result<OllamaRequest> legacy = EmbedRequestFromOllama({{"model", "e"}, {"prompt", "a"}}, true);
@@ -252,6 +272,21 @@ TEST_CASE("Ollama stream: generate lines, an error event, a stream without [DONE
   CHECK(lines[1]["done"] == true);
   CHECK(lines[1]["done_reason"] == "stop");
   CHECK(lines[1]["response"] == "");
+
+  // A raw generate's completions: text, not a delta or a message.
+  OllamaStream raw("g", OllamaApi::kGenerate, {std::chrono::steady_clock::now(), {}});
+  out = raw.Feed("data: {\"choices\":[{\"text\":\"fim\"}]}\n\n");
+  out += raw.Feed("data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n");
+  out += raw.Feed("data: [DONE]\n\n");
+  lines = NdjsonLines(out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["response"] == "fim");
+  CHECK(lines[1]["done_reason"] == "length");
+  const json whole =
+      OllamaAnswerOf({{"choices", {{{"text", "xy"}, {"finish_reason", "stop"}}}}}, "g",
+                     OllamaApi::kGenerate, {std::chrono::steady_clock::now(), {}});
+  CHECK(whole["response"] == "xy");
+  CHECK(whole["done_reason"] == "stop");
 
   OllamaStream failing("g", OllamaApi::kChat, {std::chrono::steady_clock::now(), {}});
   lines = NdjsonLines(failing.Feed("data: {\"error\":{\"message\":\"backend died\"}}\n\n"));
