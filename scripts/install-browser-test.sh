@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the dashboard's browser test needs besides Debian's chromium: Node.js and npm
-# (Debian's, unless the machine has them already) and playwright-core at the version of
+# Installs what the Node.js tests in tests/browser need besides Debian's chromium: Node.js and npm
+# (Debian's, unless the machine has them already), playwright-core (the dashboard's browser test)
+# and the `ollama` client (the Ollama client test) at the versions of
 # tests/browser/package-lock.json (`npm ci`: exactly the lock file, no browser download).
 # Idempotent: npm runs again only when the lock file changed.
 set -euo pipefail
