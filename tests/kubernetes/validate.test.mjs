@@ -320,7 +320,7 @@ test('swapd accepts its ConfigMap config (swapd check --strict)', { skip: !swapd
       out = execFileSync(
         swapdBinary,
         ['check', '--strict', '--json', '--config', file, '--listen', argAfter(container.args, '--listen')],
-        { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } },
+        { encoding: 'utf8', env: { ...process.env, HOME: dir } }, // HOME: nothing of ours is read
       );
     } catch (error) {
       out = error.stdout;
