@@ -116,9 +116,12 @@ TEST_CASE("llama-swap UI: activity rows for model POSTs only, not for GETs or /u
   const std::string url = swapd.value().base_url;
   INFO(swapd.value().process->Output());
 
+  // The UI loads a model by GET /upstream/<id>/: the start, then the backend's own page (200, as
+  // llama-server's web UI). None of these GETs is a row.
+  HttpReply load = HttpGet(url, "/upstream/ac-m/", 60s);
+  CHECK(load.status == 200);
+  CHECK(load.body.find("ac-m") != std::string::npos);
   REQUIRE(ChatStatus(url, "ac-m") == 200);
-  // The UI loads a model by GET /upstream/<id>/; none of these is a row.
-  CHECK(HttpGet(url, "/upstream/ac-m/", 60s).status != -1);
   CHECK(HttpGet(url, "/upstream/ac-m/props").status == 200);
   CHECK(HttpGet(url, "/props?model=ac-m").status == 200);
   CHECK(HttpPost(url, "/upstream/ac-m/slow?ms=1", "").status == 200);

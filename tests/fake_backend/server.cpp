@@ -141,6 +141,12 @@ void FakeServer::RegisterRoutes() {
     AddRoute("GET", path, R::kPlain,
              [this](const Req&, Res& res) { SendJson(res, 200, ModelsJson()); });
   }
+  // llama-server's web UI: llama-swap's UI loads a model with GET /upstream/<model>/.
+  AddRoute("GET", "/", R::kPlain, [this](const Req&, Res& res) {
+    res.set_content("<!doctype html><title>fake-llama-server</title><p>" + options_.model +
+                        " (fake llama-server)</p>\n",
+                    "text/html; charset=utf-8");
+  });
   AddRoute("GET", "/props", R::kPlain,
            [this](const Req&, Res& res) { SendJson(res, 200, PropsJson()); });
 
