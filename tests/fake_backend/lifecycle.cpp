@@ -1,5 +1,6 @@
 #include "tests/fake_backend/lifecycle.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/fake_backend/log.h"
 
@@ -87,6 +89,22 @@ void ImitateLoad2026(const Options& options, Clock::time_point start) {
                   ", n_ctx_slot = " + std::to_string(options.ctx_size));
 }
 
+// --weights: the file read whole, through the page cache (what is cached costs no disk read).
+void ReadWeights(const Options& options) {
+  if (options.weights.empty()) return;
+  const int fd = ::open(options.weights.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    LogLine("llama_model_load: error loading model: cannot open " + options.weights);
+    ::_exit(1);
+  }
+  std::vector<char> buffer(size_t{1} << 20);
+  int64_t total = 0;
+  for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;) total += n;
+  ::close(fd);
+  LogLine("llama_model_load: read " + std::to_string(total >> 20) + " MiB of weights from " +
+          options.weights);
+}
+
 }  // namespace
 
 void InstallSignalHandlers(const Options& options) {
@@ -140,6 +158,7 @@ void LoadModel(const Options& options, const std::function<void()>& on_ready) {
     LogLine("main: exiting due to model loading error");
     ::_exit(options.exit_during_load);
   }
+  ReadWeights(options);
   if (options.load_ms > 0 && !options.never_ready && !options.quiet_load) {
     options.log_2026 ? ImitateLoad2026(options, start) : ImitateLoad(options, start);
   }

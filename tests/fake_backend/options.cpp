@@ -73,6 +73,7 @@ std::vector<Flag> KnownFlags() {
       {{"--close-kept-connections"}, nullptr, [](Options& o) { o.close_kept_connections = true; }},
       {{"--alloc-mb"}, int_flag(&Options::alloc_mb), nullptr},
       {{"--vram-mb"}, int_flag(&Options::vram_mb), nullptr},
+      {{"--weights"}, string_flag(&Options::weights), nullptr},
   };
 }
 
@@ -203,6 +204,7 @@ std::string Usage() {
   --alloc-mb N            allocate N MiB at start-up and touch every page (RSS grows by N MiB)
   --vram-mb N             no effect; tests/support/fake-nvidia-smi reports N MiB of GPU memory
                           for a process with this in its command line
+  --weights FILE          read FILE whole during the load, as a backend reads its weights
 Any other flag is ignored, with its value if the next token does not start with '-'.
 )";
 }

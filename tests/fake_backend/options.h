@@ -41,7 +41,10 @@ struct Options {
   bool garbage_response = false;  // model routes: non-HTTP bytes on the socket, then close
   bool close_without_response = false;  // model routes: close the connection, no bytes
   int alloc_mb = 0;  // MiB allocated and touched at start-up, held for the process lifetime
-  int vram_mb = 0;   // only shown in argv, where tests/support/fake-nvidia-smi reads it
+  // --weights FILE: read whole during the load, as a backend reads its weights (a .gguf path is
+  // one of the model files swapd finds in a cmd; the read goes through the page cache).
+  std::string weights;
+  int vram_mb = 0;  // only shown in argv, where tests/support/fake-nvidia-smi reads it
 
   // The id that /v1/models lists and responses fall back to: the alias if set, else the model.
   const std::string& ModelId() const { return alias.empty() ? model : alias; }
