@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/time_text.h"
+#include "memory/memory_meter.h"
 
 namespace swapd {
 namespace {
@@ -35,6 +36,9 @@ nlohmann::json ModelMemoryJson(const ModelConfig* definition, const ModelSnapsho
     out["page_cache"] = definition->keep_page_cache ? "keep" : "auto";
   }
   if (measured == nullptr) {
+    // Before the monitor's first sample: where its files are, from its cmd (`swapd bench --swap`
+    // needs them at once); their size and residency come with the sample.
+    if (definition != nullptr) out["files"] = {{"paths", ModelFilesOf(definition->argv)}};
     out["measured"] = nullptr;
     return out;
   }

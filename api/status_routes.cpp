@@ -53,7 +53,11 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Con
         {"prompt_tokens_per_second", counters.last_prompt_tps},
         {"starts", counters.starts},
         {"start_failures", counters.start_failures},
-        {"crashes", counters.crashes}};
+        {"crashes", counters.crashes},
+        // Its last successful start in this run, start to ready (what `swapd bench --swap` reads).
+        {"last_load_seconds", m.last_load.count() > 0
+                                  ? nlohmann::json(static_cast<double>(m.last_load.count()) / 1000)
+                                  : nlohmann::json(nullptr)}};
     auto definition = config->models.find(m.id);
     // A hash of the model's cmd and env (ModelConfig::slot_key): `swapd bench` stores it with
     // each result so that a changed definition shows in --compare.

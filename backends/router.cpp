@@ -173,8 +173,10 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
       s.idle_deadline = scheduler_.IdleDeadline(id);
       if (auto e = expected_load_.find(id); e != expected_load_.end()) {
         s.expected_load = e->second;
-      } else if (auto load = last_load_.find(id); load != last_load_.end()) {
-        s.expected_load = load->second;
+      }
+      if (auto load = last_load_.find(id); load != last_load_.end()) {
+        s.last_load = load->second;
+        if (s.expected_load.count() == 0) s.expected_load = load->second;
       }
       out.push_back(std::move(s));
       auto it = backends_.find(id);

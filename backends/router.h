@@ -59,6 +59,8 @@ struct ModelSnapshot {
   // daemon's median of its recent loads), else its last successful start in this run; zero when
   // neither is known.
   std::chrono::milliseconds expected_load{0};
+  // How long its last successful start in this run took (start to ready); zero when none.
+  std::chrono::milliseconds last_load{0};
   // The ttl in force (the config's, or Ollama's keep_alive for this residency; zero: none), and
   // when the model idles out if nothing arrives (ready and idle with a ttl; else unset).
   std::chrono::seconds ttl{0};

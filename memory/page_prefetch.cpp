@@ -91,6 +91,17 @@ PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_
   return result;
 }
 
+FileCache DropFromPageCache(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // counted as missing below
+    ::fdatasync(fd);       // dirty pages (a file just written) are not dropped
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  return FilesInPageCache(paths);
+}
+
 int64_t MemAvailableBytes() {
   std::istringstream meminfo(proc::ReadText("/proc/meminfo"));
   std::string key;

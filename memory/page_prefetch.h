@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "memory/memory_meter.h"
 
 namespace swapd {
 
@@ -29,6 +30,11 @@ struct PrefetchResult {
 // Reads `paths` into the page cache, at most `max_read` bytes that were not cached yet.
 PrefetchResult PrefetchFiles(const std::vector<std::string>& paths, int64_t max_read,
                              const std::function<bool()>& cancelled = nullptr);
+
+// The opposite, for measuring a cold start (`swapd bench --swap`): asks the kernel to drop `paths`
+// from the page cache (fdatasync, then posix_fadvise DONTNEED over each whole file; needs no
+// privilege). Pages that a process maps stay. Returns the files' residency after the drop.
+FileCache DropFromPageCache(const std::vector<std::string>& paths);
 
 // /proc/meminfo's MemAvailable in bytes; 0 when it cannot be read.
 int64_t MemAvailableBytes();

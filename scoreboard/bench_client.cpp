@@ -44,6 +44,13 @@ std::string ErrorText(int status, const std::string& body) {
 
 }  // namespace
 
+const ModelState* FindModelState(const std::vector<ModelState>& models, const std::string& id) {
+  for (const ModelState& m : models) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
 BenchClient::BenchClient(std::string base_url, std::string api_key)
     : base_url_(std::move(base_url)), api_key_(std::move(api_key)) {}
 
@@ -129,6 +136,14 @@ Result<std::vector<ModelState>> BenchClient::Models() const {
       m.start_failures = item.value("start_failures", 0);
       m.crashes = item.value("crashes", 0);
       m.definition = item.value("definition", "");
+      const nlohmann::json memory = item.value("memory", nlohmann::json::object());
+      if (memory.is_object()) {
+        m.prefetch = memory.value("prefetch", false);
+        const nlohmann::json files = memory.value("files", nlohmann::json::object());
+        if (files.is_object()) m.files = files.value("paths", std::vector<std::string>{});
+      }
+      const nlohmann::json load = item.value("last_load_seconds", nlohmann::json());
+      if (load.is_number()) m.last_load_seconds = load.get<double>();
       models.push_back(std::move(m));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -24,7 +24,13 @@ struct ModelState {
   int start_failures = 0;
   int crashes = 0;
   std::string definition;  // the definition hash (ModelConfig::slot_key); "" from older swapds
+  std::vector<std::string> files;  // its model files (memory.files.paths); empty when unknown
+  bool prefetch = false;           // memory.prefetch: swapd reads its files before a start
+  double last_load_seconds = -1;   // its last successful start, start to ready; < 0 unknown
 };
+
+// The model `id` of `models`; null when it is not there.
+const ModelState* FindModelState(const std::vector<ModelState>& models, const std::string& id);
 
 class BenchClient {
  public:

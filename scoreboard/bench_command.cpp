@@ -119,6 +119,7 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   BenchPlan plan;
   plan.models = o.models;
   plan.duos = o.duos;
+  plan.swaps = o.swaps;
   plan.runs = o.runs;
   plan.prompt_tokens = o.prompt_tokens;
   plan.gen_tokens = o.gen_tokens;

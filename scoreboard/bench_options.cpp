@@ -19,8 +19,8 @@ bool IsSwitch(std::string_view name) {
 
 bool TakesValue(std::string_view name) {
   for (std::string_view known :
-       {"config", "url", "duo", "runs", "prompt-tokens", "gen-tokens", "markdown", "gates", "store",
-        "api-key", "output-dir", "noise-cpu", "noise-disk", "noise-cache"}) {
+       {"config", "url", "duo", "swap", "runs", "prompt-tokens", "gen-tokens", "markdown", "gates",
+        "store", "api-key", "output-dir", "noise-cpu", "noise-disk", "noise-cache"}) {
     if (name == known) return true;
   }
   return false;
@@ -66,15 +66,15 @@ std::string Apply(std::string_view name, const std::string& shown, const std::st
     }
     o.url = value;
     while (o.url.size() > 7 && o.url.back() == '/') o.url.pop_back();
-  } else if (name == "duo") {
+  } else if (name == "duo" || name == "swap") {
     const size_t comma = value.find(',');
     if (comma == std::string::npos || comma == 0 || comma + 1 == value.size() ||
         value.find(',', comma + 1) != std::string::npos) {
       return invalid("want two model ids, A,B");
     }
     std::string a = value.substr(0, comma), b = value.substr(comma + 1);
-    if (a == b) return invalid("a duo is two different models");
-    o.duos.emplace_back(std::move(a), std::move(b));
+    if (a == b) return invalid("a " + std::string(name) + " is of two different models");
+    (name == "duo" ? o.duos : o.swaps).emplace_back(std::move(a), std::move(b));
   } else if (name == "runs" || name == "prompt-tokens" || name == "gen-tokens") {
     const bool runs = name == "runs";
     std::optional<int> n = WholeNumber(value, 1, runs ? kMaxRuns : kMaxTokens);
@@ -168,10 +168,14 @@ std::string BenchUsageText() {
   --config FILE      start a swapd of our own from FILE on a free loopback port (stopped at the end)
   --url URL          bench the swapd at URL (default http://127.0.0.1:8080 without --config)
   MODEL...           the model ids to bench alone (default: every model GET /v1/models lists,
-                     unless --duo is given)
+                     unless --duo or --swap is given)
   --duo A,B          load A and B together and hit both at once (repeatable); they must be
                      allowed to run together (a group with swap: false)
-  --runs N           measured runs per model (default 3)
+  --swap A,B         the swap between A and B, each way: with one loaded, time a request for the
+                     other to its first token and its load, with its model files cold (dropped
+                     from the page cache) and warm (read into it) (repeatable; swapd must run on
+                     this machine, where the files are)
+  --runs N           measured runs per model, and swaps per direction and cache (default 3)
   --prompt-tokens N  the synthetic prompt's size, about N tokens (default 512)
   --gen-tokens N     tokens generated per run, max_tokens (default 128)
   --gates FILE       more quality gates from a YAML file (repeatable); --no-gates: run none

@@ -17,8 +17,9 @@ struct BenchOptions {
   std::string url;          // --url URL (no trailing '/'); set to kDefaultUrl without --config
   // Models benchmarked alone; when neither models nor duos are given, every listed model.
   std::vector<std::string> models;
-  std::vector<std::pair<std::string, std::string>> duos;  // --duo A,B (repeatable)
-  int runs = 3;                                           // measured runs per model
+  std::vector<std::pair<std::string, std::string>> duos;   // --duo A,B (repeatable)
+  std::vector<std::pair<std::string, std::string>> swaps;  // --swap A,B (repeatable)
+  int runs = 3;                                            // measured runs per model
   int prompt_tokens = 512;
   int gen_tokens = 128;
   bool json = false;                    // --json: the JSON document on stdout instead of the table

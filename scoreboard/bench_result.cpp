@@ -31,6 +31,10 @@ nlohmann::json ToJson(const BenchRow& row) {
           {"noisy", row.noisy},
           {"noise", row.noise},
           {"error", row.error},
+          {"cache", row.cache},
+          {"disk_read_bytes", row.disk_read_bytes},
+          {"page_cache_before", row.page_cache_before},
+          {"detail", row.detail},
           {"finished_at", row.finished_at}};
 }
 
@@ -54,6 +58,10 @@ Result<BenchRow> BenchRowFromJson(const nlohmann::json& json) {
     row.noisy = json.value("noisy", false);
     row.noise = json.value("noise", "");
     row.error = json.value("error", "");
+    row.cache = json.value("cache", "");
+    row.disk_read_bytes = json.value("disk_read_bytes", int64_t{-1});
+    row.page_cache_before = json.value("page_cache_before", -1.0);
+    row.detail = json.value("detail", "");
     row.finished_at = json.value("finished_at", int64_t{0});
     return row;
   } catch (const nlohmann::json::exception& e) {

@@ -44,13 +44,6 @@ std::string SafeFileName(std::string name) {
   return name;
 }
 
-const ModelState* Find(const std::vector<ModelState>& models, const std::string& id) {
-  for (const ModelState& m : models) {
-    if (m.id == id) return &m;
-  }
-  return nullptr;
-}
-
 std::string StartFailure(const ModelState& m) {
   if (!m.last_error.empty()) return m.last_error;
   std::string tail;
@@ -122,7 +115,7 @@ void BenchRunner::RefreshExcluded() {
 BenchOutcome BenchRunner::Run() {
   BenchOutcome outcome;
   std::vector<std::string> models = plan_.models;
-  if (models.empty() && plan_.duos.empty()) {
+  if (models.empty() && plan_.duos.empty() && plan_.swaps.empty()) {
     Result<std::vector<std::string>> listed = client_.ListModels();
     if (!listed.ok()) {
       BenchRow row;
@@ -135,7 +128,7 @@ BenchOutcome BenchRunner::Run() {
     // Only the local models (GET /api/models): not selectors, peers' models or aliases.
     Result<std::vector<ModelState>> local = client_.Models();
     for (const std::string& id : listed.value()) {
-      if (!local.ok() || Find(local.value(), id) != nullptr) models.push_back(id);
+      if (!local.ok() || FindModelState(local.value(), id) != nullptr) models.push_back(id);
     }
   }
   for (const std::string& model : models) outcome.rows.push_back(Solo(model));
@@ -143,6 +136,13 @@ BenchOutcome BenchRunner::Run() {
     auto [ra, rb] = Duo(a, b);
     outcome.rows.push_back(std::move(ra));
     outcome.rows.push_back(std::move(rb));
+  }
+  for (const auto& [a, b] : plan_.swaps) {
+    for (const auto& [model, partner] : {std::pair{a, b}, std::pair{b, a}}) {
+      for (const char* cache : {"cold", "warm"}) {
+        outcome.rows.push_back(Swap(model, partner, cache));
+      }
+    }
   }
   outcome.refused = refused_;
   return outcome;
@@ -153,7 +153,7 @@ std::string BenchRunner::ConfigHash(const std::string& model) const {
   // A swapd without it: a hash of the model's /v1/models entry without its changing fields.
   Result<std::vector<ModelState>> models = client_.Models();
   if (models.ok()) {
-    const ModelState* m = Find(models.value(), model);
+    const ModelState* m = FindModelState(models.value(), model);
     if (m != nullptr && !m->definition.empty()) return m->definition;
   }
   Result<nlohmann::json> entry = client_.ListEntry(model);
@@ -176,7 +176,7 @@ bool BenchRunner::LoadCold(BenchRow& row, bool unload_first) {
     row.error = before.status().message();
     return false;
   }
-  const ModelState* was = Find(before.value(), row.model);
+  const ModelState* was = FindModelState(before.value(), row.model);
   if (was == nullptr) {
     row.error = "not a model of this swapd's config (GET /api/models does not list it)";
     return false;
@@ -195,7 +195,7 @@ bool BenchRunner::LoadCold(BenchRow& row, bool unload_first) {
       row.error = "while loading: " + now.status().message();
       return false;
     }
-    const ModelState* m = Find(now.value(), row.model);
+    const ModelState* m = FindModelState(now.value(), row.model);
     if (m == nullptr) {
       row.error = "it left the config while loading";
       return false;
@@ -342,7 +342,7 @@ std::pair<BenchRow, BenchRow> BenchRunner::Duo(const std::string& a, const std::
   if (!LoadCold(ra, /*unload_first=*/true)) return fail_both("partner " + a + " did not load");
   if (!LoadCold(rb, /*unload_first=*/false)) return fail_both("partner " + b + " did not load");
   Result<std::vector<ModelState>> models = client_.Models();
-  const ModelState* first = models.ok() ? Find(models.value(), a) : nullptr;
+  const ModelState* first = models.ok() ? FindModelState(models.value(), a) : nullptr;
   if (first == nullptr || first->state != "ready") {
     return fail_both("loading " + b + " stopped " + a +
                      ": they cannot run together (put them in a group with swap: false)");

@@ -2,8 +2,11 @@
 // Per model: unload everything, load it and time the cold start, check that the machine is quiet,
 // then the measured runs (streamed chat completions at temperature 0 with a synthetic prompt of
 // the asked size, a different one per run, the prompt cache off), then the quality gates. A duo
-// loads both members and runs both at once. A backend that fails marks its row and the bench goes
-// on. Run() is called from one thread; it starts its own threads for a duo and the quiet guard.
+// loads both members and runs both at once. A swap loads the partner, makes the model's files
+// cold or warm in the page cache, and times a request for the model to its first token (the
+// partner's stop, the model's load and the prompt). A backend that fails marks its row and the
+// bench goes on. Run() is called from one thread; it starts its own threads for a duo and the quiet
+// guard.
 #pragma once
 
 #include <memory>
@@ -23,6 +26,8 @@ namespace swapd {
 struct BenchPlan {
   std::vector<std::string> models;  // benched alone; with no duos either: every listed model
   std::vector<std::pair<std::string, std::string>> duos;
+  // Swaps between two models, measured each way, cold and warm (bench_swap.cpp).
+  std::vector<std::pair<std::string, std::string>> swaps;
   int runs = 3;
   int prompt_tokens = 512;
   int gen_tokens = 128;
@@ -52,6 +57,12 @@ class BenchRunner {
  private:
   BenchRow Solo(const std::string& model);
   std::pair<BenchRow, BenchRow> Duo(const std::string& a, const std::string& b);
+  // `model` swapped in while `partner` holds the machine, its files `cache` ("cold" or "warm").
+  BenchRow Swap(const std::string& model, const std::string& partner, const std::string& cache);
+  // One measured swap of row.model into `row`'s lists; false (row.error set) when it failed.
+  bool SwapOnce(BenchRow& row, const std::vector<std::string>& files, int run,
+                std::vector<double>& ttft, std::vector<double>& load, std::vector<double>& read,
+                std::vector<double>& cached);
   // Unloads everything, loads `model` and fills row.load_seconds, or row.error.
   bool LoadCold(BenchRow& row, bool unload_first);
   // The quiet check before the runs. False when --strict refuses the row (row.error set).

@@ -32,6 +32,12 @@ Result<BenchStore::Stored> ReadStored(const SqliteDb& db, const Statement& selec
   return stored;
 }
 
+// The mode column: a swap row's cache is part of its key ("swap/cold", "swap/warm"), so that a
+// cold and a warm swap of the same pair are each other's neighbours, not each other's previous.
+std::string KeyMode(const BenchRow& row) {
+  return row.cache.empty() ? row.mode : row.mode + "/" + row.cache;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<BenchStore>> BenchStore::Open(const std::string& path) {
@@ -47,7 +53,8 @@ Result<int64_t> BenchStore::Record(const BenchRow& row, const std::string& machi
   Statement insert(*db_, "insert",
                    "INSERT INTO swapd_bench_runs (model, mode, partner, config_hash, finished_at,"
                    " machine, row_json) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  if (Status s = insert.Exec(row.model, row.mode, row.partner, row.config_hash, row.finished_at,
+  const std::string mode = KeyMode(row);
+  if (Status s = insert.Exec(row.model, mode, row.partner, row.config_hash, row.finished_at,
                              machine, JsonText(ToJson(row)));
       !s.ok()) {
     return s;
@@ -57,8 +64,8 @@ Result<int64_t> BenchStore::Record(const BenchRow& row, const std::string& machi
                  "DELETE FROM swapd_bench_runs WHERE model = ? AND mode = ? AND partner = ? AND"
                  " id NOT IN (SELECT id FROM swapd_bench_runs WHERE model = ? AND mode = ? AND"
                  " partner = ? ORDER BY id DESC LIMIT ?)");
-  if (Status s = trim.Exec(row.model, row.mode, row.partner, row.model, row.mode, row.partner,
-                           kRowsPerModel);
+  if (Status s =
+          trim.Exec(row.model, mode, row.partner, row.model, mode, row.partner, kRowsPerModel);
       !s.ok()) {
     return s;
   }
@@ -72,7 +79,7 @@ Result<std::optional<BenchStore::Stored>> BenchStore::Previous(const BenchRow& l
                    "SELECT id, machine, row_json FROM swapd_bench_runs"
                    " WHERE model = ? AND mode = ? AND partner = ? AND (? = 0 OR id < ?)"
                    " ORDER BY id DESC LIMIT 1");
-  select.Bind(like.model, like.mode, like.partner, before_id, before_id);
+  select.Bind(like.model, KeyMode(like), like.partner, before_id, before_id);
   if (!select.Next()) {
     if (!select.status().ok()) return select.status();
     return std::optional<Stored>();

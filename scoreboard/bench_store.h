@@ -3,7 +3,8 @@
 // previous run of the same model, and the dashboard can show the scoreboard (GET /api/bench).
 // Table swapd_bench_runs: one row per BenchRow (its ToJson as text, plus the key columns model,
 // mode, partner, config_hash, finished_at) and the machine's description; the newest
-// kRowsPerModel kept per (model, mode, partner).
+// kRowsPerModel kept per (model, mode, partner). A swap row's mode column is "swap/cold" or
+// "swap/warm".
 // Every failure is a Status. Thread safe (one mutex); calls block on disk I/O.
 #pragma once
 

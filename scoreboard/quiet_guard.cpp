@@ -124,7 +124,8 @@ bool IsPartitionOf(const std::string& name, const std::string& disk) {
   return DigitsOnly(rest);
 }
 
-std::map<std::string, uint64_t> ReadDisks(const std::string& proc_root) {
+// Sectors read and written (or, `reads_only`, read) per whole disk.
+std::map<std::string, uint64_t> ReadDisks(const std::string& proc_root, bool reads_only = false) {
   std::map<std::string, uint64_t> sectors;
   std::ifstream in(proc_root + "/diskstats");
   for (std::string line; std::getline(in, line);) {
@@ -136,7 +137,8 @@ std::map<std::string, uint64_t> ReadDisks(const std::string& proc_root) {
                                  name.starts_with("zram") || name.starts_with("md")) ||
                                 name.starts_with("dm-");
     if (virtual_device) continue;
-    sectors[name] = Number(w[5]) + Number(w[9]);  // sectors read (field 6), written (field 10)
+    // sectors read (field 6), written (field 10)
+    sectors[name] = Number(w[5]) + (reads_only ? 0 : Number(w[9]));
   }
   for (auto it = sectors.begin(); it != sectors.end();) {
     bool partition = false;
@@ -257,6 +259,12 @@ struct QuietGuard::Impl {
     last = next;
   }
 };
+
+uint64_t DiskReadBytes(const std::string& proc_root) {
+  uint64_t sectors = 0;
+  for (const auto& [disk, read] : ReadDisks(proc_root, /*reads_only=*/true)) sectors += read;
+  return sectors * 512;  // diskstats counts 512-byte sectors whatever the device's
+}
 
 QuietGuard::QuietGuard(NoiseLimits limits, std::function<std::vector<int>()> excluded_roots,
                        std::string proc_root)

@@ -31,6 +31,10 @@ struct NoiseReport {
   double page_cache_mb_per_s = 0;
 };
 
+// Bytes read from the whole disks since boot (/proc/diskstats; loop, RAM, device-mapper and md
+// devices and partitions left out, as for the noise check).
+uint64_t DiskReadBytes(const std::string& proc_root = "/proc");
+
 class QuietGuard {
  public:
   // `excluded_roots`: called at each sample; the pids whose whole process trees (descendants

@@ -1,5 +1,6 @@
 #include "scoreboard/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -54,6 +55,7 @@ std::string Notes(const BenchRow& row) {
   std::string notes;
   auto add = [&notes](const std::string& note) { notes += (notes.empty() ? "" : "; ") + note; };
   if (!row.error.empty()) add("error: " + row.error);
+  if (!row.detail.empty()) add(row.detail);
   if (row.noisy) add("noisy: " + row.noise);
   if (row.tps_source == "stream") add("t/s measured from the stream");
   for (const GateOutcome& g : row.gates) {
@@ -95,6 +97,44 @@ std::string VersusPrevious(const BenchRow& now, const BenchRow& before) {
   return text;
 }
 
+// The compared row before rows[i], or null.
+const BenchRow* PreviousOf(const ReportInput& input, size_t i) {
+  if (i >= input.previous.size() || !input.previous[i].has_value()) return nullptr;
+  return &*input.previous[i];
+}
+
+// The table of the swap rows: | model | after | cache | TTFT ms | load s | read from disk |
+// cached before | notes | (plus | Δ TTFT ms | Δ load s | vs previous | when comparing).
+std::string SwapTable(const ReportInput& input) {
+  std::string out =
+      "| model | after | cache | TTFT ms | load s | read from disk | cached before | notes |";
+  if (input.compare) out += " Δ TTFT ms | Δ load s | vs previous |";
+  out += "\n|---|---|---|---:|---:|---:|---:|---|";
+  if (input.compare) out += "---:|---:|---|";
+  out += "\n";
+  for (size_t i = 0; i < input.rows.size(); ++i) {
+    const BenchRow& row = input.rows[i];
+    if (row.mode != "swap") continue;
+    out +=
+        "| " + Cell(row.model) + " | " + Cell(row.partner) + " | " + Cell(row.cache) + " | " +
+        Figure(row.ttft_ms, 0) + " | " + Figure(row.load_seconds, 2) + " | " +
+        (row.disk_read_bytes < 0 ? kUnknown
+                                 : FixedPoint(row.disk_read_bytes / 1048576.0, 1) + " MiB") +
+        " | " +
+        (row.page_cache_before < 0 ? kUnknown : FixedPoint(row.page_cache_before * 100, 0) + "%") +
+        " | " + Cell(Notes(row)) + " |";
+    if (input.compare) {
+      const BenchRow* before = PreviousOf(input, i);
+      out += before == nullptr ? " - | - | no previous run |"
+                               : " " + SecondsChange(row.ttft_ms, before->ttft_ms) + " | " +
+                                     SecondsChange(row.load_seconds, before->load_seconds) + " | " +
+                                     Cell(VersusPrevious(row, *before)) + " |";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string UtcMinute(int64_t unix_seconds) {
@@ -108,6 +148,11 @@ std::string UtcMinute(int64_t unix_seconds) {
 
 std::string MarkdownScoreboard(const ReportInput& input) {
   std::string out = "swapd bench on " + input.machine + ", " + input.date + "\n\n";
+  const bool swaps = std::any_of(input.rows.begin(), input.rows.end(),
+                                 [](const BenchRow& row) { return row.mode == "swap"; });
+  const bool others = std::any_of(input.rows.begin(), input.rows.end(),
+                                  [](const BenchRow& row) { return row.mode != "swap"; });
+  if (swaps && !others) return out + SwapTable(input);
   out += "| model | mode | tg t/s | pp t/s | TTFT ms | load s | gates | notes |";
   if (input.compare) out += " Δ tg | Δ pp | Δ load s | vs previous |";
   out += "\n|---|---|---:|---:|---:|---:|---|---|";
@@ -115,16 +160,16 @@ std::string MarkdownScoreboard(const ReportInput& input) {
   out += "\n";
   for (size_t i = 0; i < input.rows.size(); ++i) {
     const BenchRow& row = input.rows[i];
+    if (row.mode == "swap") continue;
     out += "| " + Cell(row.model) + " | " + Cell(Mode(row)) + " | " + Figure(row.decode_tps, 1) +
            " | " + Figure(row.prefill_tps, 1) + " | " + Figure(row.ttft_ms, 0) + " | " +
            Figure(row.load_seconds, 2) + " | " + Cell(Gates(row)) + " | " + Cell(Notes(row)) + " |";
     if (input.compare) {
-      const std::optional<BenchRow>* before =
-          i < input.previous.size() ? &input.previous[i] : nullptr;
-      if (before == nullptr || !before->has_value()) {
+      const BenchRow* before = PreviousOf(input, i);
+      if (before == nullptr) {
         out += " - | - | - | no previous run |";
       } else {
-        const BenchRow& b = **before;
+        const BenchRow& b = *before;
         out += " " + Percent(row.decode_tps, b.decode_tps) + " | " +
                Percent(row.prefill_tps, b.prefill_tps) + " | " +
                SecondsChange(row.load_seconds, b.load_seconds) + " | " +
@@ -133,6 +178,7 @@ std::string MarkdownScoreboard(const ReportInput& input) {
     }
     out += "\n";
   }
+  if (swaps) out += "\n" + SwapTable(input);
   return out;
 }
 

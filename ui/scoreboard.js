@@ -1,5 +1,5 @@
-// Scoreboard page: `swapd bench`'s results (/api/bench), the newest run of each model alone and
-// in each duo. Bench runs write the store from their own process and send no event: the page
+// Scoreboard page: `swapd bench`'s results (/api/bench), the newest run of each model alone, in
+// each duo, and of each swap (cold and warm). Bench runs write the store from their own process and send no event: the page
 // reads it when shown and on Refresh.
 import { $, el, api, toast, fixed, seconds } from './core.js';
 
@@ -20,12 +20,22 @@ function modelCell(row) {
   return cell;
 }
 
+// A swap's row says what it replaced and where its files were, with what the swap read from disk.
+function modeCell(row) {
+  if (row.mode === 'duo') return el('td', {}, `duo with ${row.partner}`);
+  if (row.mode !== 'swap') return el('td', {}, row.mode);
+  const mib = row.disk_read_bytes >= 0 ? `read ${(row.disk_read_bytes / 1048576).toFixed(1)} MiB` : '';
+  const cached = row.page_cache_before >= 0 ? `${Math.round(row.page_cache_before * 100)}% cached before` : '';
+  return el('td', { class: 'swap', title: row.detail || '' }, `swap after ${row.partner}, ${row.cache}`,
+    el('div', { class: 'muted' }, [mib, cached].filter(Boolean).join(', ')));
+}
+
 function renderScoreboard(body) {
   const rows = body.rows || [];
   const tbody = $('#scoreboard-table tbody');
-  tbody.replaceChildren(...rows.map((r) => el('tr', { 'data-id': r.id, 'data-model': r.model, class: r.error ? 'failed' : null },
+  tbody.replaceChildren(...rows.map((r) => el('tr', { 'data-id': r.id, 'data-model': r.model, 'data-mode': r.mode, class: r.error ? 'failed' : null },
     modelCell(r),
-    el('td', {}, r.mode === 'duo' ? `duo with ${r.partner}` : r.mode),
+    modeCell(r),
     el('td', { class: 'num', title: r.tps_source ? `from ${r.tps_source}` : '' }, fixed(r.decode_tps)),
     el('td', { class: 'num' }, fixed(r.prefill_tps)),
     el('td', { class: 'num' }, r.ttft_ms >= 0 ? seconds(r.ttft_ms) : ''),

@@ -69,9 +69,12 @@ groups:
     members: [coder, helper]
 `);
 
-// Two `swapd bench` results in the store, as a bench run leaves them: a solo row whose gates pass
-// and a duo row that failed a gate on a noisy machine.
+// `swapd bench` results in the store, as a bench run leaves them: a solo row whose gates pass
+// and a duo row that failed a gate on a noisy machine; and a swap row (below).
 const benchRow = (row) => execFileSync(benchSeedBinary, [store, 'host: browser-test (fake CPU, 2 cores)', JSON.stringify(row)]);
+// The swap: writer in place of coder, its files cold (written first, so shown last).
+benchRow({ model: 'writer', mode: 'swap', partner: 'coder', cache: 'cold', runs: 3, load_seconds: 0.31, ttft_ms: 420,
+  disk_read_bytes: 8388608, page_cache_before: 0.02, detail: 'prefetch on', finished_at: 1764999000 });
 benchRow({ model: 'coder', mode: 'solo', runs: 3, load_seconds: 1.5, ttft_ms: 180, prefill_tps: 812.5, decode_tps: 25.25,
   tps_source: 'timings', gates: [{ gate: 'json-object', passed: true }], finished_at: 1765000000 });
 benchRow({ model: 'helper', mode: 'duo', partner: 'coder', runs: 3, load_seconds: -1, ttft_ms: 95, prefill_tps: 400, decode_tps: 40,
@@ -240,7 +243,7 @@ try {
     await page.waitForSelector('#capture-dialog:not([open])', { state: 'attached' });
   });
 
-  await step('Scoreboard: the bench results from the store, failures explained on hover', async () => {
+  await step('Scoreboard: the bench results from the store (solo, duo, swap), failures explained on hover', async () => {
     await page.click('nav a[data-page="scoreboard"]');
     const coder = '#scoreboard-table tbody tr[data-model="coder"]';
     await page.waitForSelector(coder);
@@ -255,7 +258,10 @@ try {
     if (!noisy.includes('1.3 cores')) throw new Error(`noisy title: ${noisy}`);
     // The newest first: the duo row was written last.
     const order = await page.$$eval('#scoreboard-table tbody tr[data-model]', (rows) => rows.map((r) => r.dataset.model));
-    if (order.join() !== 'helper,coder') throw new Error(`order: ${order}`);
+    if (order.join() !== 'helper,coder,writer') throw new Error(`order: ${order}`);
+    // A swap: what it replaced, the cache, and what it read from disk.
+    const swap = await page.textContent('#scoreboard-table tbody tr[data-mode="swap"] td:nth-child(2)');
+    if (swap !== 'swap after coder, coldread 8.0 MiB, 2% cached before') throw new Error(`swap row: ${swap}`);
     await shot('scoreboard');
     if (consoleErrors.length) throw new Error(consoleErrors.join('\n'));
   });

@@ -16,6 +16,7 @@
 
 #include "scoreboard/bench_command.h"
 #include "scoreboard/bench_store.h"
+#include "tests/scoreboard/bench_run.h"
 #include "tests/support/child_process.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/temp_dir.h"
@@ -29,71 +30,6 @@ using nlohmann::json;
 using testing::FakeModelYaml;
 using testing::FreeLoopbackPort;
 using testing::TempDir;
-
-// Small runs, so the tests are fast.
-const char* const kSmall = "--runs 2 --prompt-tokens 64 --gen-tokens 16 ";
-// Limits no busy CI machine reaches, for the tests that must not be noisy.
-const char* const kNeverNoisy = "--noise-cpu 64 --noise-disk 100000 --noise-cache 100000 ";
-
-struct BenchRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `swapd bench --config DIR/config.yaml ARGS` (or `target` instead of --config) in `dir` (ARGS
-// already shell-quoted), bounded by timeout(1) so that a hung bench fails the test instead of
-// hanging it. `target`: "--url URL" instead of the config.
-BenchRun Bench(const TempDir& dir, const std::string& args, const std::string& target = "") {
-  // STATE_DIRECTORY: the history store of the swapd it starts goes there, not to $HOME.
-  const std::string command =
-      "cd '" + dir.Path() + "' && STATE_DIRECTORY='" + dir.Path() +
-      "' timeout -k 5 120 '" SWAPD_BINARY "' bench " +
-      (target.empty() ? "--config '" + dir.Path("config.yaml") + "'" : target) + " --output-dir '" +
-      dir.Path("out") + "' " + args + " >'" + dir.Path("stdout") + "' 2>'" + dir.Path("stderr") +
-      "' </dev/null";
-  const int status = std::system(command.c_str());
-  BenchRun run;
-  if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
-  run.out = ReadFile(dir.Path("stdout"));
-  run.err = ReadFile(dir.Path("stderr"));
-  return run;
-}
-
-json Rows(const BenchRun& run) {
-  const json doc = json::parse(run.out, nullptr, /*allow_exceptions=*/false);
-  INFO("stdout: " << run.out << "\nstderr: " << run.err);
-  REQUIRE(doc.is_object());
-  REQUIRE(doc["rows"].is_array());
-  CHECK(doc["machine"].is_string());
-  return doc["rows"];
-}
-
-json RowOf(const json& rows, const std::string& model) {
-  for (const json& row : rows) {
-    if (row["model"] == model) return row;
-  }
-  FAIL("no row for " << model << " in " << rows.dump());
-  return {};
-}
-
-void CheckMeasured(const json& row) {
-  INFO(row.dump());
-  CHECK(row["error"] == "");
-  CHECK(row["runs"] == 2);
-  CHECK(row["decode_tps"].get<double>() > 0);
-  CHECK(row["prefill_tps"].get<double>() > 0);
-  CHECK(row["ttft_ms"].get<double>() > 0);
-  CHECK(row["load_seconds"].get<double>() > 0);
-  CHECK(row["tps_source"] == "timings");
-  CHECK(row["config_hash"].get<std::string>().size() == 16);
-}
 
 TEST_CASE("swapd bench --url: which URLs are this machine", "[unit][bench]") {
   CHECK(IsLoopbackUrl("http://127.0.0.1:8080"));
@@ -127,7 +63,7 @@ TEST_CASE("swapd bench: a solo row from timings, gates passed, stored", "[integr
   CHECK(row["noisy"] == false);
   REQUIRE_FALSE(row["gates"].empty());
   CHECK(row["gates_passed"] == true);
-  CHECK_THAT(ReadFile(dir.Path("board.md")), Contains("| solo-a | solo | 400.0 |"));
+  CHECK_THAT(BenchFileText(dir.Path("board.md")), Contains("| solo-a | solo | 400.0 |"));
 
   auto opened = BenchStore::Open(store);
   REQUIRE(opened.ok());
@@ -212,7 +148,7 @@ TEST_CASE("swapd bench: a failing gate saves the answer", "[integration][bench]"
     CHECK_FALSE(gate["reason"].get<std::string>().empty());
     const std::string path = gate["output_path"].get<std::string>();
     REQUIRE(std::filesystem::exists(path));
-    const std::string answer = ReadFile(path);
+    const std::string answer = BenchFileText(path);
     CHECK(answer.rfind("{", 0) == 0);  // the document, short of its last bracket
     CHECK(json::parse(answer, nullptr, false).is_discarded());
   }
@@ -237,9 +173,9 @@ TEST_CASE("swapd bench: a model's noise fails its gates and is stored, printed a
   CHECK(rows[0]["gates_passed"] == false);
   for (const json& gate : rows[0]["gates"]) {
     CHECK_THAT(gate["reason"].get<std::string>(), Contains("not valid JSON at byte 0"));
-    CHECK(ReadFile(gate["output_path"].get<std::string>()) == "ワワワ quant quant");
+    CHECK(BenchFileText(gate["output_path"].get<std::string>()) == "ワワワ quant quant");
   }
-  CHECK_THAT(ReadFile(dir.Path("scoreboard.md")), Contains("| noise |"));
+  CHECK_THAT(BenchFileText(dir.Path("scoreboard.md")), Contains("| noise |"));
   auto stored = BenchStore::Open(dir.Path("bench.db"));
   REQUIRE(stored.ok());
   auto latest = stored.value()->Latest(10);

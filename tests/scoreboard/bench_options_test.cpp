@@ -142,5 +142,19 @@ TEST_CASE("swapd bench on the daemon's command line", "[unit][bench][cli]") {
   CHECK(UsageText().find("swapd bench [--config FILE | --url URL]") != std::string::npos);
 }
 
+TEST_CASE("bench options: --swap A,B pairs, each of two different models", "[unit][bench]") {
+  ParsedBenchOptions parsed = ParseBenchOptions({"--swap", "a,b", "--swap=c,d", "--runs", "1"});
+  REQUIRE(parsed.error.empty());
+  const BenchOptions& o = parsed.options;
+  REQUIRE(o.swaps.size() == 2);
+  CHECK(o.swaps[1] == std::pair<std::string, std::string>{"c", "d"});
+  CHECK(o.models.empty());
+  CHECK(o.duos.empty());
+  CHECK(ParseBenchOptions({"--swap", "a"}).error ==
+        "bench: invalid value \"a\" for --swap: want two model ids, A,B");
+  CHECK(ParseBenchOptions({"--swap", "a,a"}).error ==
+        "bench: invalid value \"a,a\" for --swap: a swap is of two different models");
+}
+
 }  // namespace
 }  // namespace swapd

@@ -150,5 +150,28 @@ TEST_CASE("a bench store that is not a database is an error", "[unit][scoreboard
   CHECK(store.status().message().starts_with("store " + path + ": "));
 }
 
+TEST_CASE("the bench store keeps a pair's cold and warm swaps apart", "[unit][scoreboard][store]") {
+  auto store = OpenOrFail(":memory:");
+  BenchRow cold = Row("big", 1, "small");
+  cold.mode = "swap";
+  cold.cache = "cold";
+  BenchRow warm = cold;
+  warm.cache = "warm";
+  REQUIRE(store->Record(cold, "m").ok());
+  REQUIRE(store->Record(warm, "m").ok());
+  auto latest = store->Latest(10);
+  REQUIRE(latest.ok());
+  REQUIRE(latest.value().size() == 2);
+  CHECK(latest.value()[0].row.cache == "warm");
+  CHECK(latest.value()[0].row.mode == "swap");
+  CHECK(latest.value()[1].row.cache == "cold");
+  // The previous of a cold swap is the cold one before it, not the warm one.
+  cold.decode_tps = 2;
+  auto previous = store->Previous(cold, 0);
+  REQUIRE(previous.ok());
+  REQUIRE(previous.value().has_value());
+  CHECK(previous.value()->row.cache == "cold");
+}
+
 }  // namespace
 }  // namespace swapd::testing

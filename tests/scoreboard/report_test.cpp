@@ -108,5 +108,50 @@ TEST_CASE("report: exit status", "[unit][bench]") {
   CHECK(UtcMinute(0) == "1970-01-01 00:00 UTC");
 }
 
+TEST_CASE("report: the swap rows in a table of their own, and in JSON", "[unit][bench]") {
+  ReportInput input;
+  input.machine = "m";
+  input.date = "d";
+  BenchRow swap;
+  swap.model = "big";
+  swap.mode = "swap";
+  swap.partner = "small";
+  swap.cache = "cold";
+  swap.runs = 3;
+  swap.ttft_ms = 4210.4;
+  swap.load_seconds = 3.917;
+  swap.disk_read_bytes = int64_t{3} << 29;  // 1.5 GiB
+  swap.page_cache_before = 0.021;
+  swap.detail = "prefetch on";
+  BenchRow warm = swap;
+  warm.cache = "warm";
+  warm.disk_read_bytes = -1;
+  warm.page_cache_before = -1;
+  warm.detail.clear();
+  input.rows = {swap, warm};
+  std::vector<std::string> lines = Lines(MarkdownScoreboard(input));
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[2] ==
+        "| model | after | cache | TTFT ms | load s | read from disk | cached before | notes |");
+  CHECK(lines[4] == "| big | small | cold | 4210 | 3.92 | 1536.0 MiB | 2% | prefetch on |");
+  CHECK(lines[5] == "| big | small | warm | 4210 | 3.92 | - | - |  |");
+  // Beside other rows: the main table first, then the swaps.
+  input.rows = {Measured("solo"), swap};
+  lines = Lines(MarkdownScoreboard(input));
+  REQUIRE(lines.size() == 9);
+  CHECK(lines[4].starts_with("| solo | solo |"));
+  CHECK(lines[6].starts_with("| model | after | cache |"));
+  CHECK(lines[8].starts_with("| big | small | cold |"));
+  const nlohmann::json row = JsonReport(input)["rows"][1];
+  CHECK(row["cache"] == "cold");
+  CHECK(row["disk_read_bytes"] == int64_t{3} << 29);
+  CHECK(row["page_cache_before"] == 0.021);
+  const Result<BenchRow> back = BenchRowFromJson(row);
+  REQUIRE(back.ok());
+  CHECK(back.value().cache == "cold");
+  CHECK(back.value().disk_read_bytes == int64_t{3} << 29);
+  CHECK(back.value().detail == "prefetch on");
+}
+
 }  // namespace
 }  // namespace swapd
