@@ -14,8 +14,9 @@
 #include "scoreboard/bench_store.h"
 #include "scoreboard/gates.h"
 #include "scoreboard/machine_info.h"
-#include "scoreboard/own_swapd.h"
+#include "scoreboard/own_server.h"
 #include "scoreboard/report.h"
+#include "scoreboard/router_compare.h"
 
 namespace swapd {
 namespace {
@@ -128,13 +129,14 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   plan.strict = o.strict;
   plan.noise = o.noise;
 
-  std::unique_ptr<OwnSwapd> own;
+  std::unique_ptr<OwnServer> own;
   std::string url = o.url;
   if (!o.config_path.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.output_dir, ec);
     const std::string log = (std::filesystem::path(o.output_dir) / "swapd.log").string();
-    Result<std::unique_ptr<OwnSwapd>> started = OwnSwapd::Start(o.config_path, log, kOwnSwapdStart);
+    Result<std::unique_ptr<OwnServer>> started =
+        OwnServer::StartSwapd(o.config_path, log, kOwnSwapdStart);
     if (!started.ok()) {
       err << "swapd bench: " << started.status().message() << "\n";
       return kFailed;
@@ -157,7 +159,22 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
     if (pid.value() > 0 && IsLoopbackUrl(url)) plan.own_pids.push_back(pid.value());
   }
 
+  std::unique_ptr<OwnServer> router;
+  if (!o.compare_router.empty()) {
+    Result<std::unique_ptr<OwnServer>> started = StartRouter(o, kOwnSwapdStart);
+    if (!started.ok()) {
+      err << "swapd bench: --compare-router: " << started.status().message() << "\n";
+      return kFailed;
+    }
+    router = std::move(started).value();
+    plan.router_url = router->url();
+    plan.own_pids.push_back(router->pid());
+    err << "swapd bench: started llama.cpp's router at " << router->url() << " (pid "
+        << router->pid() << ", log " << router->log_path() << ")\n";
+  }
+
   BenchOutcome outcome = BenchRunner(client, std::move(plan), err).Run();
+  if (router) router->Stop();
   if (own) own->Stop();
 
   ReportInput report;

@@ -19,8 +19,9 @@ bool IsSwitch(std::string_view name) {
 
 bool TakesValue(std::string_view name) {
   for (std::string_view known :
-       {"config", "url", "duo", "swap", "runs", "prompt-tokens", "gen-tokens", "markdown", "gates",
-        "store", "api-key", "output-dir", "noise-cpu", "noise-disk", "noise-cache"}) {
+       {"config", "url", "duo", "swap", "compare-router", "runs", "prompt-tokens", "gen-tokens",
+        "markdown", "gates", "store", "api-key", "output-dir", "noise-cpu", "noise-disk",
+        "noise-cache"}) {
     if (name == known) return true;
   }
   return false;
@@ -83,6 +84,8 @@ std::string Apply(std::string_view name, const std::string& shown, const std::st
                      std::to_string(runs ? kMaxRuns : kMaxTokens));
     }
     (runs ? o.runs : name == "prompt-tokens" ? o.prompt_tokens : o.gen_tokens) = *n;
+  } else if (name == "compare-router") {
+    o.compare_router = value;
   } else if (name == "markdown") {
     o.markdown_path = value;
   } else if (name == "gates") {
@@ -156,6 +159,11 @@ ParsedBenchOptions ParseBenchOptions(const std::vector<std::string>& args) {
   if (!o.config_path.empty() && !o.url.empty()) {
     return fail("--config and --url exclude each other: bench a swapd it starts, or a running one");
   }
+  if (!o.compare_router.empty() && (o.swaps.empty() || o.config_path.empty())) {
+    return fail(
+        "--compare-router needs --swap A,B and --config FILE (the router is given the "
+        "models' command lines)");
+  }
   if (o.config_path.empty() && o.url.empty()) o.url = kDefaultBenchUrl;
   return r;
 }
@@ -175,6 +183,9 @@ std::string BenchUsageText() {
                      other to its first token and its load, with its model files cold (dropped
                      from the page cache) and warm (read into it) (repeatable; swapd must run on
                      this machine, where the files are)
+  --compare-router PATH  the same swaps through llama.cpp's router mode too: PATH is a
+                     llama-server, started with the swapped models as presets and --models-max 1
+                     (needs --config)
   --runs N           measured runs per model, and swaps per direction and cache (default 3)
   --prompt-tokens N  the synthetic prompt's size, about N tokens (default 512)
   --gen-tokens N     tokens generated per run, max_tokens (default 128)

@@ -19,7 +19,8 @@ struct BenchOptions {
   std::vector<std::string> models;
   std::vector<std::pair<std::string, std::string>> duos;   // --duo A,B (repeatable)
   std::vector<std::pair<std::string, std::string>> swaps;  // --swap A,B (repeatable)
-  int runs = 3;                                            // measured runs per model
+  std::string compare_router;  // --compare-router PATH: the swaps through llama-server's router too
+  int runs = 3;                // measured runs per model
   int prompt_tokens = 512;
   int gen_tokens = 128;
   bool json = false;                    // --json: the JSON document on stdout instead of the table

@@ -35,6 +35,7 @@ nlohmann::json ToJson(const BenchRow& row) {
           {"disk_read_bytes", row.disk_read_bytes},
           {"page_cache_before", row.page_cache_before},
           {"detail", row.detail},
+          {"via", row.via},
           {"finished_at", row.finished_at}};
 }
 
@@ -62,6 +63,7 @@ Result<BenchRow> BenchRowFromJson(const nlohmann::json& json) {
     row.disk_read_bytes = json.value("disk_read_bytes", int64_t{-1});
     row.page_cache_before = json.value("page_cache_before", -1.0);
     row.detail = json.value("detail", "");
+    row.via = json.value("via", "");
     row.finished_at = json.value("finished_at", int64_t{0});
     return row;
   } catch (const nlohmann::json::exception& e) {

@@ -46,6 +46,7 @@ struct BenchRow {
   int64_t disk_read_bytes = -1;   // swap: read from disk during the swap (median); < 0 unknown
   double page_cache_before = -1;  // swap: share of its files in the page cache then, 0..1
   std::string detail;             // swap: what the measurement saw ("12% stayed cached: ...")
+  std::string via;                // swap: "" through swapd, "llama.cpp router" (--compare-router)
   int64_t finished_at = 0;        // Unix seconds
 
   bool gates_passed() const;  // every gate passed (true when there were none)

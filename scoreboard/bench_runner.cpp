@@ -137,10 +137,18 @@ BenchOutcome BenchRunner::Run() {
     outcome.rows.push_back(std::move(ra));
     outcome.rows.push_back(std::move(rb));
   }
-  for (const auto& [a, b] : plan_.swaps) {
-    for (const auto& [model, partner] : {std::pair{a, b}, std::pair{b, a}}) {
-      for (const char* cache : {"cold", "warm"}) {
-        outcome.rows.push_back(Swap(model, partner, cache));
+  std::unique_ptr<BenchClient> router;
+  if (!plan_.router_url.empty()) router = std::make_unique<BenchClient>(plan_.router_url, "");
+  // Through swapd, then (its backends stopped) through the router.
+  std::vector<const BenchClient*> vias = {nullptr};
+  if (router) vias.push_back(router.get());
+  for (const BenchClient* via : vias) {
+    if (via != nullptr) (void)client_.UnloadAll();
+    for (const auto& [a, b] : plan_.swaps) {
+      for (const auto& [model, partner] : {std::pair{a, b}, std::pair{b, a}}) {
+        for (const char* cache : {"cold", "warm"}) {
+          outcome.rows.push_back(Swap(model, partner, cache, via));
+        }
       }
     }
   }

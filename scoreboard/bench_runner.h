@@ -37,6 +37,8 @@ struct BenchPlan {
   NoiseLimits noise;
   // Process trees that are the bench's own work besides the backends (the swapd it drives).
   std::vector<int> own_pids;
+  // --compare-router: the llama-server router the swaps are also made through; "" for none.
+  std::string router_url;
 };
 
 struct BenchOutcome {
@@ -58,11 +60,15 @@ class BenchRunner {
   BenchRow Solo(const std::string& model);
   std::pair<BenchRow, BenchRow> Duo(const std::string& a, const std::string& b);
   // `model` swapped in while `partner` holds the machine, its files `cache` ("cold" or "warm").
-  BenchRow Swap(const std::string& model, const std::string& partner, const std::string& cache);
+  // `router`: through llama.cpp's router instead of swapd (null: swapd).
+  BenchRow Swap(const std::string& model, const std::string& partner, const std::string& cache,
+                const BenchClient* router);
   // One measured swap of row.model into `row`'s lists; false (row.error set) when it failed.
   bool SwapOnce(BenchRow& row, const std::vector<std::string>& files, int run,
-                std::vector<double>& ttft, std::vector<double>& load, std::vector<double>& read,
-                std::vector<double>& cached);
+                const BenchClient* router, std::vector<double>& ttft, std::vector<double>& load,
+                std::vector<double>& read, std::vector<double>& cached);
+  // The partner loaded (through swapd or the router); false (row.error set) when it was not.
+  bool LoadPartner(BenchRow& row, const BenchClient* router);
   // Unloads everything, loads `model` and fills row.load_seconds, or row.error.
   bool LoadCold(BenchRow& row, bool unload_first);
   // The quiet check before the runs. False when --strict refuses the row (row.error set).

@@ -32,10 +32,12 @@ Result<BenchStore::Stored> ReadStored(const SqliteDb& db, const Statement& selec
   return stored;
 }
 
-// The mode column: a swap row's cache is part of its key ("swap/cold", "swap/warm"), so that a
-// cold and a warm swap of the same pair are each other's neighbours, not each other's previous.
+// The mode column: a swap row's cache (and the router it went through, for --compare-router) is
+// part of its key ("swap/cold", "swap/warm/llama.cpp router"), so that a cold and a warm swap of
+// the same pair are each other's neighbours, not each other's previous.
 std::string KeyMode(const BenchRow& row) {
-  return row.cache.empty() ? row.mode : row.mode + "/" + row.cache;
+  std::string mode = row.cache.empty() ? row.mode : row.mode + "/" + row.cache;
+  return row.via.empty() ? mode : mode + "/" + row.via;
 }
 
 }  // namespace

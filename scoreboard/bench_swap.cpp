@@ -4,6 +4,8 @@
 // a client waits for them. swapd's own measure of the start (GET /api/models last_load_seconds),
 // the bytes read from the disks meanwhile and the share of the files cached as the request went
 // out complete each run. The page cache is the machine's: the bench must run where swapd runs.
+// With --compare-router the same swaps go through llama.cpp's router (rows `via` it): the partner
+// is loaded by a request for it, and the router reports no load time.
 #include <algorithm>
 
 #include "base/text.h"
@@ -19,6 +21,7 @@ namespace {
 constexpr double kStayedCachedShare = 0.05;
 constexpr int kSwapPromptTokens = 16;
 constexpr int kSwapGenTokens = 4;
+constexpr const char* kViaRouter = "llama.cpp router";
 
 // The share (0..1) of the files' bytes in the page cache; -1 when it cannot be measured.
 double CachedShare(const FileCache& cache) {
@@ -33,15 +36,50 @@ void AddDetail(BenchRow& row, const std::string& detail) {
   row.detail += (row.detail.empty() ? "" : "; ") + detail;
 }
 
+// The request each swap is timed by (and, with `max_tokens` 1, the router's way to load a model).
+nlohmann::json SwapRequest(const std::string& model, int run, int max_tokens) {
+  return {{"model", model},
+          {"messages", {{{"role", "user"}, {"content", SyntheticPrompt(run, kSwapPromptTokens)}}}},
+          {"stream", true},
+          {"temperature", 0},
+          {"max_tokens", max_tokens},
+          {"cache_prompt", false}};
+}
+
+// Why a streamed answer failed; "" when it did not.
+std::string AnswerFailure(const Result<ChatStreamStats>& answer) {
+  if (!answer.ok()) return answer.status().message();
+  if (!answer.value().error.empty()) return answer.value().error;
+  return answer.value().pieces == 0 ? "the answer had no tokens" : "";
+}
+
 }  // namespace
 
+bool BenchRunner::LoadPartner(BenchRow& row, const BenchClient* router) {
+  BenchRow partner;
+  partner.model = row.partner;
+  if (router == nullptr && !LoadCold(partner, /*unload_first=*/true)) {
+    row.error = "partner " + row.partner + " did not load: " + partner.error;
+    return false;
+  }
+  if (router != nullptr) {
+    const std::string why = AnswerFailure(router->StreamChat(SwapRequest(row.partner, 0, 1)));
+    if (!why.empty()) {
+      row.error = "partner " + row.partner + " did not answer through the router: " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
 BenchRow BenchRunner::Swap(const std::string& model, const std::string& partner,
-                           const std::string& cache) {
+                           const std::string& cache, const BenchClient* router) {
   BenchRow row;
   row.model = model;
   row.mode = "swap";
   row.partner = partner;
   row.cache = cache;
+  if (router != nullptr) row.via = kViaRouter;
   row.config_hash = ConfigHash(model);
   auto failed = [&row](const std::string& error) {
     row.error = error;
@@ -71,11 +109,12 @@ BenchRow BenchRunner::Swap(const std::string& model, const std::string& partner,
               "right to write them)");
   }
   if (m->prefetch) AddDetail(row, "prefetch on");
-  Say(model + ": swaps from " + partner + ", its files " + cache);
+  Say(model + ": swaps from " + partner + ", its files " + cache +
+      (router != nullptr ? " (through llama.cpp's router)" : ""));
   if (!CheckQuiet({&row})) return failed(row.error);
   std::vector<double> ttft, load, read, cached;
   for (int run = 1; run <= plan_.runs; ++run) {
-    if (!SwapOnce(row, files, run, ttft, load, read, cached)) break;
+    if (!SwapOnce(row, files, run, router, ttft, load, read, cached)) break;
   }
   row.ttft_ms = MedianOfKnown(ttft);
   row.load_seconds = MedianOfKnown(load);
@@ -87,14 +126,10 @@ BenchRow BenchRunner::Swap(const std::string& model, const std::string& partner,
 }
 
 bool BenchRunner::SwapOnce(BenchRow& row, const std::vector<std::string>& files, int run,
-                           std::vector<double>& ttft, std::vector<double>& load,
-                           std::vector<double>& read, std::vector<double>& cached) {
-  BenchRow partner;
-  partner.model = row.partner;
-  if (!LoadCold(partner, /*unload_first=*/true)) {
-    row.error = "partner " + row.partner + " did not load: " + partner.error;
-    return false;
-  }
+                           const BenchClient* router, std::vector<double>& ttft,
+                           std::vector<double>& load, std::vector<double>& read,
+                           std::vector<double>& cached) {
+  if (!LoadPartner(row, router)) return false;
   if (row.cache == "cold") {
     const double stayed = CachedShare(DropFromPageCache(files));
     if (stayed > kStayedCachedShare) {
@@ -115,32 +150,34 @@ bool BenchRunner::SwapOnce(BenchRow& row, const std::vector<std::string>& files,
   }
   const double share = CachedShare(FilesInPageCache(files));
   const uint64_t disk_before = DiskReadBytes();
-  const nlohmann::json body = {
-      {"model", row.model},
-      {"messages", {{{"role", "user"}, {"content", SyntheticPrompt(run, kSwapPromptTokens)}}}},
-      {"stream", true},
-      {"temperature", 0},
-      {"max_tokens", kSwapGenTokens},
-      {"cache_prompt", false}};
-  Result<ChatStreamStats> answer = client_.StreamChat(body);
+  const BenchClient& via = router != nullptr ? *router : client_;
+  Result<ChatStreamStats> answer = via.StreamChat(SwapRequest(row.model, run, kSwapGenTokens));
   const uint64_t disk_after = DiskReadBytes();
-  if (!answer.ok() || !answer.value().error.empty() || answer.value().pieces == 0) {
-    const std::string why = !answer.ok()                    ? answer.status().message()
-                            : !answer.value().error.empty() ? answer.value().error
-                                                            : "the answer had no tokens";
+  if (const std::string why = AnswerFailure(answer); !why.empty()) {
     row.error = "swap " + std::to_string(run) + ": " + why;
     Say(row.model + ": " + row.error);
     return false;
   }
-  Result<std::vector<ModelState>> now = client_.Models();
-  const ModelState* model = now.ok() ? FindModelState(now.value(), row.model) : nullptr;
-  const ModelState* other = now.ok() ? FindModelState(now.value(), row.partner) : nullptr;
-  if (other != nullptr && other->state == "ready") {
+  double load_seconds = -1;  // the router does not say
+  bool partner_stayed = false;
+  if (router == nullptr) {
+    Result<std::vector<ModelState>> now = client_.Models();
+    const ModelState* model = now.ok() ? FindModelState(now.value(), row.model) : nullptr;
+    const ModelState* other = now.ok() ? FindModelState(now.value(), row.partner) : nullptr;
+    if (model != nullptr) load_seconds = model->last_load_seconds;
+    partner_stayed = other != nullptr && other->state == "ready";
+  } else {
+    Result<nlohmann::json> other = router->ListEntry(row.partner);
+    partner_stayed =
+        other.ok() && other.value().is_object() &&
+        other.value().value("status", nlohmann::json::object()).value("value", "") == "loaded";
+  }
+  if (partner_stayed) {
     row.error = row.partner + " stayed loaded: the two may run together, so there was no swap";
     return false;
   }
   ttft.push_back(answer.value().first_piece_ms);
-  load.push_back(model != nullptr ? model->last_load_seconds : -1);
+  load.push_back(load_seconds);
   read.push_back(static_cast<double>(disk_after > disk_before ? disk_after - disk_before : 0));
   cached.push_back(share);
   ++row.runs;

@@ -103,13 +103,13 @@ const BenchRow* PreviousOf(const ReportInput& input, size_t i) {
   return &*input.previous[i];
 }
 
-// The table of the swap rows: | model | after | cache | TTFT ms | load s | read from disk |
+// The table of the swap rows: | model | after | cache | via | TTFT ms | load s | read from disk |
 // cached before | notes | (plus | Δ TTFT ms | Δ load s | vs previous | when comparing).
 std::string SwapTable(const ReportInput& input) {
   std::string out =
-      "| model | after | cache | TTFT ms | load s | read from disk | cached before | notes |";
+      "| model | after | cache | via | TTFT ms | load s | read from disk | cached before | notes |";
   if (input.compare) out += " Δ TTFT ms | Δ load s | vs previous |";
-  out += "\n|---|---|---|---:|---:|---:|---:|---|";
+  out += "\n|---|---|---|---|---:|---:|---:|---:|---|";
   if (input.compare) out += "---:|---:|---|";
   out += "\n";
   for (size_t i = 0; i < input.rows.size(); ++i) {
@@ -117,7 +117,8 @@ std::string SwapTable(const ReportInput& input) {
     if (row.mode != "swap") continue;
     out +=
         "| " + Cell(row.model) + " | " + Cell(row.partner) + " | " + Cell(row.cache) + " | " +
-        Figure(row.ttft_ms, 0) + " | " + Figure(row.load_seconds, 2) + " | " +
+        Cell(row.via.empty() ? "swapd" : row.via) + " | " + Figure(row.ttft_ms, 0) + " | " +
+        Figure(row.load_seconds, 2) + " | " +
         (row.disk_read_bytes < 0 ? kUnknown
                                  : FixedPoint(row.disk_read_bytes / 1048576.0, 1) + " MiB") +
         " | " +

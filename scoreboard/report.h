@@ -26,7 +26,8 @@ struct ReportInput {
 // A header line with the machine and the date, then
 // | model | mode | tg t/s | pp t/s | TTFT ms | load s | gates | notes |
 // plus | Δ tg | Δ pp | Δ load s | vs previous | when comparing; the swap rows in a table of
-// their own: | model | after | cache | TTFT ms | load s | read from disk | cached before | notes |
+// their own: | model | after | cache | via | TTFT ms | load s | read from disk | cached before |
+// notes |
 // (plus | Δ TTFT ms | Δ load s | vs previous |).
 std::string MarkdownScoreboard(const ReportInput& input);
 

@@ -10,6 +10,7 @@
 
 #include "memory/memory_meter.h"
 #include "memory/page_prefetch.h"
+#include "scoreboard/router_compare.h"
 #include "tests/scoreboard/bench_run.h"
 #include "tests/support/swapd_process.h"
 #include "tests/support/temp_dir.h"
@@ -99,9 +100,10 @@ TEST_CASE("swapd bench --swap: each way, cold and warm, the page cache dropped a
     }
   }
   const std::string board = BenchFileText(dir.Path("board.md"));
-  CHECK_THAT(board, Contains("| model | after | cache | TTFT ms | load s | read from disk |"));
-  CHECK_THAT(board, Contains("| sw-a | sw-b | cold |"));
-  CHECK_THAT(board, Contains("| sw-b | sw-a | warm |"));
+  CHECK_THAT(board,
+             Contains("| model | after | cache | via | TTFT ms | load s | read from disk |"));
+  CHECK_THAT(board, Contains("| sw-a | sw-b | cold | swapd |"));
+  CHECK_THAT(board, Contains("| sw-b | sw-a | warm | swapd |"));
 }
 
 TEST_CASE("swapd bench --swap: no files to drop, and a pair that runs together, are errors",
@@ -136,6 +138,38 @@ TEST_CASE("swapd bench --swap: no files to drop, and a pair that runs together, 
                 NoFileModelYaml("near", FreeLoopbackPort()));
   run = Bench(dir, std::string(kNeverNoisy) + "--runs 1 --json --store none --swap far,near");
   CHECK_THAT(Rows(run)[0]["error"].get<std::string>(), Contains("not on this machine"));
+}
+
+TEST_CASE("--compare-router: the router's preset of the swapped models", "[unit][bench][swap]") {
+  Result<std::string> ini =
+      RouterPresetIni({{"coder",
+                        {"/opt/llama/llama-server", "-m", "/m/coder.gguf", "--port", "${PORT}",
+                         "-c", "8192", "--jinja", "--seed", "-1", "--flash-attn=on", "-a", "x"}},
+                       {"writer", {"llama-server", "--model", "/m/writer.gguf", "-ngl", "99"}}});
+  REQUIRE(ini.ok());
+  CHECK(ini.value() ==
+        "version = 1\n"
+        "\n[coder]\nmodel = /m/coder.gguf\nc = 8192\njinja = true\nseed = -1\nflash-attn = on\n"
+        "\n[writer]\nmodel = /m/writer.gguf\nngl = 99\n");
+  Result<std::string> none = RouterPresetIni({{"vllm", {"vllm", "serve", "org/x", "--port", "1"}}});
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.status().message(), Contains("no -m/--model"));
+}
+
+TEST_CASE("--compare-router: a router that does not start is a clear error",
+          "[integration][bench][swap]") {
+  TempDir dir("swapd-bench-router");
+  const std::string a = Weights(dir, "a.gguf", size_t{1} << 20);
+  dir.Write("config.yaml", "models:\n" + FakeModelYaml("ra", FreeLoopbackPort(), "--weights " + a) +
+                               FakeModelYaml("rb", FreeLoopbackPort()));
+  BenchRun run = Bench(dir, "--store none --swap ra,rb --compare-router /nonexistent/llama-server");
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Contains("--compare-router: llama-server router (/nonexistent/llama-server) "
+                               "exited at start"));
+  // Without --swap, or with --url: a usage error.
+  run = Bench(dir, "--store none --compare-router /bin/true");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Contains("--compare-router needs --swap A,B and --config FILE"));
 }
 
 }  // namespace

@@ -125,6 +125,8 @@ TEST_CASE("report: the swap rows in a table of their own, and in JSON", "[unit][
   swap.detail = "prefetch on";
   BenchRow warm = swap;
   warm.cache = "warm";
+  warm.via = "llama.cpp router";
+  warm.load_seconds = -1;
   warm.disk_read_bytes = -1;
   warm.page_cache_before = -1;
   warm.detail.clear();
@@ -132,9 +134,10 @@ TEST_CASE("report: the swap rows in a table of their own, and in JSON", "[unit][
   std::vector<std::string> lines = Lines(MarkdownScoreboard(input));
   REQUIRE(lines.size() == 6);
   CHECK(lines[2] ==
-        "| model | after | cache | TTFT ms | load s | read from disk | cached before | notes |");
-  CHECK(lines[4] == "| big | small | cold | 4210 | 3.92 | 1536.0 MiB | 2% | prefetch on |");
-  CHECK(lines[5] == "| big | small | warm | 4210 | 3.92 | - | - |  |");
+        "| model | after | cache | via | TTFT ms | load s | read from disk | cached before | notes "
+        "|");
+  CHECK(lines[4] == "| big | small | cold | swapd | 4210 | 3.92 | 1536.0 MiB | 2% | prefetch on |");
+  CHECK(lines[5] == "| big | small | warm | llama.cpp router | 4210 | - | - | - |  |");
   // Beside other rows: the main table first, then the swaps.
   input.rows = {Measured("solo"), swap};
   lines = Lines(MarkdownScoreboard(input));

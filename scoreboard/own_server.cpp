@@ -1,4 +1,4 @@
-#include "scoreboard/own_swapd.h"
+#include "scoreboard/own_server.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -50,20 +50,26 @@ std::string LastLines(const std::string& path, size_t n) {
   return out;
 }
 
-Result<std::unique_ptr<OwnSwapd>> OwnSwapd::Start(const std::string& config_path,
-                                                  const std::string& log_path,
-                                                  std::chrono::seconds timeout) {
+Result<std::unique_ptr<OwnServer>> OwnServer::StartSwapd(const std::string& config_path,
+                                                         const std::string& log_path,
+                                                         std::chrono::seconds timeout) {
   const std::string exe = SelfExe();
   if (exe.empty()) return Status::Error(ErrorCode::kInternal, "cannot read /proc/self/exe");
   const int port = FreeLoopbackPort();
   if (port <= 0) return Status::Error(ErrorCode::kInternal, "no free loopback port");
+  return Start({exe, "--config", config_path, "--listen", "127.0.0.1:" + std::to_string(port)},
+               port, log_path, timeout, "swapd --config " + config_path);
+}
+
+Result<std::unique_ptr<OwnServer>> OwnServer::Start(std::vector<std::string> args, int port,
+                                                    const std::string& log_path,
+                                                    std::chrono::seconds timeout,
+                                                    const std::string& name) {
   const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log < 0) {
     return Status::Error(ErrorCode::kInternal,
                          "cannot write " + log_path + ": " + std::strerror(errno));
   }
-  const std::string listen = "127.0.0.1:" + std::to_string(port);
-  std::vector<std::string> args = {exe, "--config", config_path, "--listen", listen};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -74,7 +80,8 @@ Result<std::unique_ptr<OwnSwapd>> OwnSwapd::Start(const std::string& config_path
     return Status::Error(ErrorCode::kInternal, std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    // SIGTERM, not SIGKILL: swapd then stops its backends as at any shutdown.
+    // SIGTERM, not SIGKILL: a swapd then stops its backends as at any shutdown (llama-server's
+    // router its model instances).
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);  // the bench died before prctl
     const int null = open("/dev/null", O_RDONLY);
@@ -85,31 +92,31 @@ Result<std::unique_ptr<OwnSwapd>> OwnSwapd::Start(const std::string& config_path
     _exit(127);
   }
   close(log);
-  std::unique_ptr<OwnSwapd> own(new OwnSwapd(pid, "http://" + listen, log_path));
+  std::unique_ptr<OwnServer> own(
+      new OwnServer(pid, "http://127.0.0.1:" + std::to_string(port), log_path));
   const BenchClient client(own->url(), "");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!client.Healthy()) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       own->reaped_ = true;
-      return Status::Error(ErrorCode::kUnavailable, "swapd --config " + config_path +
-                                                        " exited at start; " + log_path +
+      return Status::Error(ErrorCode::kUnavailable, name + " exited at start; " + log_path +
                                                         " ends with:\n" + LastLines(log_path, 20));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      return Status::Error(ErrorCode::kTimeout,
-                           "swapd --config " + config_path + " did not answer /health within " +
-                               std::to_string(timeout.count()) + " s; " + log_path +
-                               " ends with:\n" + LastLines(log_path, 20));
+      return Status::Error(ErrorCode::kTimeout, name + " did not answer /health within " +
+                                                    std::to_string(timeout.count()) + " s; " +
+                                                    log_path + " ends with:\n" +
+                                                    LastLines(log_path, 20));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return own;
 }
 
-OwnSwapd::~OwnSwapd() { Stop(); }
+OwnServer::~OwnServer() { Stop(); }
 
-void OwnSwapd::Stop() {
+void OwnServer::Stop() {
   if (reaped_) return;
   kill(pid_, SIGTERM);
   if (!ReapBefore(pid_, std::chrono::steady_clock::now() + kStopGrace)) {
