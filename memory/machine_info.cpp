@@ -79,6 +79,9 @@ RamInfo ParseMemInfo(std::string_view text) {
   while (in >> key >> kb) {
     if (key == "MemTotal:") ram.total = kb * 1024;
     if (key == "MemAvailable:") ram.available = kb * 1024;
+    if (key == "MemFree:") ram.free = kb * 1024;
+    if (key == "SwapTotal:") ram.swap_total = kb * 1024;
+    if (key == "SwapFree:") ram.swap_free = kb * 1024;
     in.ignore(256, '\n');
   }
   return ram;
