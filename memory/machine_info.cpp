@@ -24,19 +24,14 @@ std::string ReadMachineFile(const char* path) {
 // line ends a processor's block (`each("", "")`).
 template <typename Each>
 void ForEachCpuInfoLine(std::string_view text, Each each) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(begin, end - begin);
+  ForEachLine(text, [&each](std::string_view line) {
     const size_t colon = line.find(':');
     if (TrimSpace(line).empty()) {
       each(std::string_view(), std::string_view());
     } else if (colon != std::string_view::npos) {
       each(TrimSpace(line.substr(0, colon)), TrimSpace(line.substr(colon + 1)));
     }
-    begin = end + 1;
-  }
+  });
   each(std::string_view(), std::string_view());
 }
 

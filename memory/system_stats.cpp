@@ -11,18 +11,6 @@ namespace {
 
 constexpr uint64_t kBytesPerMiB = 1024 * 1024;
 
-// Calls `line` for each line of `text` (without its newline).
-template <typename F>
-void ForEachLine(std::string_view text, F line) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    line(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-}
-
 int64_t WholeMiB(uint64_t bytes) { return static_cast<int64_t>(bytes / kBytesPerMiB); }
 
 }  // namespace
