@@ -5,6 +5,7 @@
 #include "base/json_text.h"
 #include "base/time_text.h"
 #include "base/unix_time.h"
+#include "frontdoor/error_response.h"
 
 namespace swapd {
 namespace {
@@ -56,7 +57,49 @@ json AcceleratorsJson(const MemoryView& view) {
   return list;
 }
 
+json SysStatJson(const SysStat& stat) {
+  json net = json::array();
+  for (const NetIo& io : stat.net_io) {
+    net.push_back(
+        {{"name", io.name}, {"bytes_recv", io.bytes_recv}, {"bytes_sent", io.bytes_sent}});
+  }
+  return {{"timestamp", Rfc3339(stat.timestamp)},
+          {"cpu_util_per_core", stat.cpu_util_per_core},
+          {"mem_total_mb", stat.mem_total_mb},
+          {"mem_used_mb", stat.mem_used_mb},
+          {"mem_free_mb", stat.mem_free_mb},
+          {"swap_total_mb", stat.swap_total_mb},
+          {"swap_used_mb", stat.swap_used_mb},
+          {"load_avg_1", stat.load.one},
+          {"load_avg_5", stat.load.five},
+          {"load_avg_15", stat.load.fifteen},
+          {"net_io", std::move(net)}};
+}
+
+json GpuStatJson(const GpuStat& stat) {
+  return {{"timestamp", Rfc3339(stat.timestamp)},
+          {"id", stat.id},
+          {"name", stat.name},
+          {"uuid", stat.uuid},
+          {"temp_c", stat.temp_c},
+          {"vram_temp_c", stat.vram_temp_c},
+          {"gpu_util_pct", stat.gpu_util_pct},
+          {"mem_util_pct", stat.mem_util_pct},
+          {"mem_used_mb", stat.mem_used_mb},
+          {"mem_total_mb", stat.mem_total_mb},
+          {"fan_speed_pct", stat.fan_speed_pct},
+          {"power_draw_w", stat.power_draw_w}};
+}
+
 }  // namespace
+
+json PerformanceJson(const PerformanceSamples& samples) {
+  json sys = json::array();
+  for (const SysStat& stat : samples.sys) sys.push_back(SysStatJson(stat));
+  json gpus = json::array();
+  for (const GpuStat& stat : samples.gpus) gpus.push_back(GpuStatJson(stat));
+  return {{"enabled", true}, {"sys_stats", std::move(sys)}, {"gpu_stats", std::move(gpus)}};
+}
 
 json HardwareJson(const MachineInfo& machine, const MemoryView& view, int64_t unix_seconds) {
   json environment = {{"kind", machine.container.empty() ? "unknown" : "container"},
@@ -82,16 +125,31 @@ json HardwareJson(const MachineInfo& machine, const MemoryView& view, int64_t un
           {"accelerators", AcceleratorsJson(view)}};
 }
 
-void AddHardwareRoutes(FrontDoor& door, const FootprintMonitor& memory) {
+void AddHardwareRoutes(FrontDoor& door, const FootprintMonitor& memory,
+                       const SystemSampler& sampler) {
   door.AddRoute("GET", "/api/hardware",
                 [&memory](const HttpRequest&, HttpResponse& res, RequestContext&) {
                   res.SetBody(JsonText(HardwareJson(ReadMachineInfo(), memory.View(), UnixNow())),
                               "application/json");
                 });
   door.AddRoute("GET", "/api/performance",
-                [](const HttpRequest&, HttpResponse& res, RequestContext&) {
-                  res.SetBody(R"({"enabled":false})", "application/json");
-                  res.status = 503;
+                [&sampler](const HttpRequest& req, HttpResponse& res, RequestContext&) {
+                  std::optional<int64_t> after;
+                  if (const auto text = req.Param("after"); text && !text->empty()) {
+                    after = ParseRfc3339(*text);
+                    if (!after) {
+                      return SetErrorResponse(
+                          res, Status::Error(ErrorCode::kInvalidArgument,
+                                             "invalid 'after' timestamp, use RFC3339 format"));
+                    }
+                  }
+                  const std::optional<PerformanceSamples> samples = sampler.Samples(after);
+                  if (!samples) {
+                    res.SetBody(R"({"enabled":false})", "application/json");
+                    res.status = 503;
+                    return;
+                  }
+                  res.SetBody(JsonText(PerformanceJson(*samples)), "application/json");
                 });
 }
 

@@ -1,5 +1,5 @@
-// Small text helpers every layer needs, ASCII only: trimming whitespace, hex digits, lower case, a
-// number with fixed decimals, joining a list for a message. Pure; thread safe.
+// Small text helpers every layer needs, ASCII only: trimming whitespace, lines, hex digits, lower
+// case, a number with fixed decimals, joining a list for a message. Pure; thread safe.
 #pragma once
 
 #include <cstdio>
@@ -18,6 +18,18 @@ inline std::string_view TrimSpace(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// Calls `each(line)` for each line of `text`, without its '\n'; a last line without one too.
+template <typename Each>
+void ForEachLine(std::string_view text, Each each) {
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    each(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
 }
 
 // The value of the hex digit `c` (0-9, a-f, A-F), or -1.

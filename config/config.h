@@ -257,6 +257,15 @@ struct UiSettings {
   std::vector<std::string> session_id_headers;
 };
 
+// `performance:` (config/performance_settings.h): llama-swap's sampling of the machine's CPU,
+// RAM, network and GPUs for GET /api/performance.
+struct PerformanceSettings {
+  bool disabled = false;
+  std::chrono::milliseconds every{5000};  // between samples; at least 5 s
+
+  bool operator==(const PerformanceSettings&) const = default;
+};
+
 struct Config {
   UiSettings ui;  // first: what builds a Config before it cannot throw (GCC 12's warnings)
   std::chrono::seconds health_check_timeout{120};
@@ -284,6 +293,7 @@ struct Config {
   // `captureBuffer`: MB of memory for the request/response captures of recent requests
   // (GET /api/captures/{id}); 0 = no captures. llama-swap's default, 5 (its example file says 10).
   int64_t capture_buffer_mb = 5;
+  PerformanceSettings performance;
 
   std::map<std::string, ModelConfig> models;  // by id, sorted
   std::map<std::string, GroupConfig> groups;  // by name; has kDefaultGroup iff a model is ungrouped

@@ -6,6 +6,7 @@
 #include "config/field_reader.h"
 #include "config/memory.h"
 #include "config/model_reader.h"
+#include "config/performance_settings.h"
 #include "config/schema_keys.h"
 #include "config/slot_cache_settings.h"
 #include "config/store_settings.h"
@@ -68,6 +69,8 @@ class ConfigReader {
         ReadUiSection(e, fields_, raw.globals);
       } else if (key == "memory") {
         ReadMemorySection(e, fields_, raw.globals.memory);
+      } else if (key == "performance") {
+        ReadPerformanceSection(e, fields_, raw.globals);
       } else if (key == "apiKeys") {
         raw.api_keys = fields_.TextList(e, "");
       } else {

@@ -12,7 +12,8 @@ namespace {
 
 using K = std::string_view;
 
-constexpr std::array<K, 26> kTopSupported = {"healthCheckTimeout",
+constexpr std::array<K, 27> kTopSupported = {"healthCheckTimeout",
+                                             "performance",
                                              "captureBuffer",
                                              "ui",
                                              "store",
@@ -38,8 +39,8 @@ constexpr std::array<K, 26> kTopSupported = {"healthCheckTimeout",
                                              "slotCacheMaxBytes",
                                              "slotCacheTimeout",
                                              "matrix"};
-constexpr std::array<K, 6> kTopUnsupported = {"logRequests", "logTimeFormat", "metricsMaxInMemory",
-                                              "performance", "upstream",      "security"};
+constexpr std::array<K, 5> kTopUnsupported = {"logRequests", "logTimeFormat", "metricsMaxInMemory",
+                                              "upstream", "security"};
 
 constexpr std::array<K, 25> kModelSupported = {"cmd",
                                                "sendLoadingState",
@@ -80,6 +81,7 @@ constexpr std::array<K, 2> kModelMemorySupported = {"ram", "vram"};
 constexpr std::array<K, 1> kStoreSupported = {"path"};
 constexpr std::array<K, 1> kUiSupported = {"activity"};
 constexpr std::array<K, 1> kUiActivitySupported = {"session_id"};
+constexpr std::array<K, 2> kPerformanceSupported = {"disabled", "every"};
 constexpr std::array<K, 5> kPeerSupported = {"proxy", "apiKey", "models", "filters", "timeouts"};
 constexpr std::array<K, 3> kPeerFilterSupported = {"stripParams", "setParams", "strip_params"};
 constexpr std::array<K, 2> kProfileSupported = {"description", "pins"};
@@ -177,6 +179,11 @@ const KeySet& UiKeys() {
   static const KeySet kSet{kUiSupported, kNone};
   return kSet;
 }
+const KeySet& PerformanceKeys() {
+  static const KeySet kSet{kPerformanceSupported, kNone};
+  return kSet;
+}
+
 const KeySet& UiActivityKeys() {
   static const KeySet kSet{kUiActivitySupported, kNone};
   return kSet;

@@ -31,6 +31,7 @@ const KeySet& TimeoutsKeys();
 const KeySet& StoreKeys();        // store:
 const KeySet& UiKeys();           // ui:
 const KeySet& UiActivityKeys();   // ui.activity:
+const KeySet& PerformanceKeys();  // performance:
 const KeySet& MemoryKeys();       // the top-level memory:
 const KeySet& ModelMemoryKeys();  // a model's memory:
 const KeySet& PeerKeys();

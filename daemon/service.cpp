@@ -128,6 +128,7 @@ Service::Service(const Options& options, std::shared_ptr<const Config> config,
       slot_store_(std::make_shared<SlotStore>(SlotStore::Settings::From(*config))),
       router_(config, BackendsFor(logs_, slot_store_)),
       memory_(router_, live_, std::move(stores.history)),
+      performance_(config->performance, [this] { return memory_.View().gpus; }),
       events_(std::make_shared<EventHub>()),
       log_events_(*logs_, *events_),
       captures_(CaptureBufferBytes(config->capture_buffer_mb)),
@@ -169,6 +170,7 @@ Service::Service(const Options& options, std::shared_ptr<const Config> config,
     slot_store_->Configure(SlotStore::Settings::From(*next));
     router_.Reconfigure(next);
     memory_.ConfigChanged(*next);
+    performance_.Configure(next->performance);
     captures_.SetCapacity(CaptureBufferBytes(next->capture_buffer_mb));
     if (config_sets_log_level_) spdlog::set_level(spdlog::level::from_str(next->log_level));
     door_.ConfigChanged(*next);
@@ -200,7 +202,7 @@ void Service::AddApiRoutes() {
   AddCaptureRoutes(door_, captures_);
   AddBenchRoutes(door_, bench_store_.get());
   AddMemoryRoutes(door_, memory_);
-  AddHardwareRoutes(door_, memory_);
+  AddHardwareRoutes(door_, memory_, performance_);
   AddUiRoutes(door_);
   AddGroupRoutes(door_, router_);
   AddOllamaRoutes(door_, router_);

@@ -5,7 +5,8 @@
 //  - the front door's records of requests reach the metrics, the request history and the memory
 //    monitor;
 //  - a reload (the LiveConfig's subscribers) reaches, in this order, the slot cache, the Router,
-//    the memory monitor, the captures' buffer, the log level and the front door's peers;
+//    the memory monitor, the performance sampler, the captures' buffer, the log level and the front
+//    door's peers;
 //  - the control plane's routes (api/) are added to the front door.
 // The App binds, runs and stops it. Not synchronized itself: made and destroyed by the App's
 // thread; its parts are thread safe.
@@ -23,6 +24,7 @@
 #include "daemon/reload.h"
 #include "frontdoor/front_door.h"
 #include "memory/footprint_monitor.h"
+#include "memory/system_sampler.h"
 #include "observe/activity_events.h"
 #include "observe/event_feed.h"
 #include "observe/event_hub.h"
@@ -67,7 +69,8 @@ class Service {
   Metrics metrics_;  // before the Router: its events reach the metrics until it is destroyed
   const std::shared_ptr<SlotStore> slot_store_;
   Router router_;
-  FootprintMonitor memory_;  // measures the running models; stops before the Router
+  FootprintMonitor memory_;    // measures the running models; stops before the Router
+  SystemSampler performance_;  // samples the machine and memory_'s GPUs; stops before memory_
   const std::shared_ptr<EventHub> events_;
   LogEvents log_events_;               // the log's /api/events; outlives the server
   CaptureStore captures_;              // recent requests' captures, filed under their rows' ids

@@ -41,6 +41,15 @@ Destination DestinationOf(const Routing::Now& now, const ResolvedModel& resolved
   return Destination::Peer(now.config, *resolved.peer);
 }
 
+// Left out of the request log, as llama-swap leaves them out (its requestLogPathSkips): pages poll
+// them, and their lines would drown the useful ones.
+bool IsPolledPath(std::string_view path) {
+  for (std::string_view prefix : {"/wol-health", "/api/performance", "/metrics"}) {
+    if (path.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 FrontDoor::FrontDoor(const LiveConfig& live, Router& router, FrontDoorEvents events,
@@ -57,6 +66,7 @@ FrontDoor::FrontDoor(const LiveConfig& live, Router& router, FrontDoorEvents eve
         Handle(req, res, ctx);
       },
       [](const HttpRequest& req, const HttpResponse& res) {
+        if (IsPolledPath(req.path)) return;
         spdlog::info("{} {} {} {}", req.remote_addr, req.method, req.path, res.status);
       });
   peers_ = std::make_unique<PeerMonitor>(PeerMonitor::Settings{settings.peer_check_interval});

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "base/go_duration.h"
+
 namespace swapd {
 namespace {
 
@@ -17,40 +19,6 @@ Status OllamaBadRequest(std::string message) {
 std::string OllamaStringField(const json& object, const char* key) {
   if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return "";
   return object[key].get<std::string>();
-}
-
-// A Go duration ("1h30m", "5m", "10s", "300ms", "-1m") in seconds; nullopt when malformed.
-std::optional<double> OllamaGoDuration(std::string_view text) {
-  static const std::map<std::string_view, double> kUnits = {
-      {"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
-  bool negative = false;
-  if (!text.empty() && (text[0] == '-' || text[0] == '+')) {
-    negative = text[0] == '-';
-    text.remove_prefix(1);
-  }
-  if (text == "0") return 0.0;
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  while (!text.empty()) {
-    size_t digits = 0;
-    while (digits < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
-      ++digits;
-    }
-    if (digits == 0) return std::nullopt;
-    const double number = std::strtod(std::string(text.substr(0, digits)).c_str(), nullptr);
-    text.remove_prefix(digits);
-    size_t unit = 0;
-    while (unit < text.size() && !std::isdigit(static_cast<unsigned char>(text[unit])) &&
-           text[unit] != '.') {
-      ++unit;
-    }
-    auto found = kUnits.find(text.substr(0, unit));
-    if (found == kUnits.end()) return std::nullopt;
-    total += number * found->second;
-    text.remove_prefix(unit);
-  }
-  return negative ? -total : total;
 }
 
 KeepAlive OllamaKeepAliveOf(double seconds) {
@@ -223,7 +191,7 @@ Result<KeepAlive> ParseKeepAlive(const json& value) {
   if (value.is_null()) return KeepAlive{};
   if (value.is_number()) return OllamaKeepAliveOf(value.get<double>());
   if (value.is_string()) {
-    std::optional<double> seconds = OllamaGoDuration(value.get<std::string>());
+    std::optional<double> seconds = ParseGoDuration(value.get<std::string>());
     if (seconds) return OllamaKeepAliveOf(*seconds);
   }
   return OllamaBadRequest("keep_alive must be a number of seconds or a duration such as \"5m\"");

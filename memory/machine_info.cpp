@@ -24,19 +24,14 @@ std::string ReadMachineFile(const char* path) {
 // line ends a processor's block (`each("", "")`).
 template <typename Each>
 void ForEachCpuInfoLine(std::string_view text, Each each) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(begin, end - begin);
+  ForEachLine(text, [&each](std::string_view line) {
     const size_t colon = line.find(':');
     if (TrimSpace(line).empty()) {
       each(std::string_view(), std::string_view());
     } else if (colon != std::string_view::npos) {
       each(TrimSpace(line.substr(0, colon)), TrimSpace(line.substr(colon + 1)));
     }
-    begin = end + 1;
-  }
+  });
   each(std::string_view(), std::string_view());
 }
 
@@ -79,6 +74,9 @@ RamInfo ParseMemInfo(std::string_view text) {
   while (in >> key >> kb) {
     if (key == "MemTotal:") ram.total = kb * 1024;
     if (key == "MemAvailable:") ram.available = kb * 1024;
+    if (key == "MemFree:") ram.free = kb * 1024;
+    if (key == "SwapTotal:") ram.swap_total = kb * 1024;
+    if (key == "SwapFree:") ram.swap_free = kb * 1024;
     in.ignore(256, '\n');
   }
   return ram;

@@ -19,8 +19,11 @@ struct CpuInfo {
 CpuInfo ParseCpuInfo(std::string_view text);
 
 struct RamInfo {
-  uint64_t total = 0;      // MemTotal, bytes
-  uint64_t available = 0;  // MemAvailable, bytes
+  uint64_t total = 0;       // MemTotal, bytes
+  uint64_t available = 0;   // MemAvailable, bytes
+  uint64_t free = 0;        // MemFree, bytes
+  uint64_t swap_total = 0;  // SwapTotal, bytes
+  uint64_t swap_free = 0;   // SwapFree, bytes
 };
 RamInfo ParseMemInfo(std::string_view text);
 

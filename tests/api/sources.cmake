@@ -4,4 +4,5 @@ list(APPEND SWAPD_TEST_SOURCES
   api/dashboard_test.cpp
   api/event_routes_test.cpp
   api/llama_swap_ui_test.cpp
+  api/performance_test.cpp
 )

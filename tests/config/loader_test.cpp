@@ -197,8 +197,6 @@ TEST_CASE("Keys llama-swap knows but swapd ignores warn once each", "[unit][conf
 logRequests: true
 metricsMaxInMemory: 10
 peers: {}
-performance:
-  every: 5s
 models:
   a:
     cmd: srv --port ${PORT}
@@ -215,12 +213,11 @@ models:
   INFO(r.ErrorText());
   REQUIRE(r.ok());  // never errors, even under --strict
   CHECK(At(FindDiag(r, "logRequests: not supported yet, ignored")) == "2:1");
-  CHECK(FindDiag(r, "performance: not supported yet, ignored"));
   const Diagnostic* by_match = FindDiag(r, "setParamsByMatch: not supported yet");
   REQUIRE(by_match);
   CHECK(by_match->message ==
         "model \"a\": filters.setParamsByMatch: not supported yet, ignored (and in 1 more place)");
-  CHECK(testing::CountSeverity(r, Severity::kWarning) == 4);
+  CHECK(testing::CountSeverity(r, Severity::kWarning) == 3);
   // A model's sendLoadingState is read (it overrides the top-level one).
   CHECK(Model(r, "a").send_loading_state == true);
   CHECK(Model(r, "b").send_loading_state == false);

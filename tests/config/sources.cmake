@@ -17,4 +17,5 @@ list(APPEND SWAPD_TEST_SOURCES
   config/peers_config_test.cpp config/memory_config_test.cpp
   config/llama_swap_2026_test.cpp
   config/ui_config_test.cpp
+  config/performance_config_test.cpp
 )

@@ -7,4 +7,5 @@ list(APPEND SWAPD_TEST_SOURCES
   memory/memory_meter_test.cpp
   memory/page_prefetch_test.cpp
   memory/residency_test.cpp
+  memory/system_stats_test.cpp
 )
