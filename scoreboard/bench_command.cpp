@@ -25,21 +25,28 @@ constexpr auto kOwnSwapdStart = std::chrono::seconds(60);
 constexpr int kUsage = 2;
 constexpr int kFailed = 1;
 
+// The config of --config FILE, as swapd loads it.
+Result<Config> BenchConfig(const std::string& path) {
+  LoadOptions lo;
+  lo.config_path = path;
+  lo.getenv = ProcessEnv;
+  LoadResult loaded = LoadConfig(lo);
+  if (!loaded.ok()) {
+    return Status::Error(ErrorCode::kInvalidArgument,
+                         "the config does not load:\n" + loaded.ErrorText());
+  }
+  return std::move(*loaded.config);
+}
+
 // Where the rows are kept: --store, else the config's store.path (with --config), else swapd's
 // default store. "" = nowhere (--store none, or the config's `store: none`).
 Result<std::string> StorePath(const BenchOptions& o) {
   if (o.store == "none") return std::string();
   if (!o.store.empty()) return o.store;
   if (!o.config_path.empty()) {
-    LoadOptions lo;
-    lo.config_path = o.config_path;
-    lo.getenv = ProcessEnv;
-    LoadResult loaded = LoadConfig(lo);
-    if (!loaded.ok()) {
-      return Status::Error(ErrorCode::kInvalidArgument,
-                           "the config does not load:\n" + loaded.ErrorText());
-    }
-    return loaded.config->store_path;
+    Result<Config> config = BenchConfig(o.config_path);
+    if (!config.ok()) return config.status();
+    return config.value().store_path;
   }
   return DefaultStorePath(ProcessEnv);
 }
@@ -161,7 +168,9 @@ int RunBench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
   std::unique_ptr<OwnServer> router;
   if (!o.compare_router.empty()) {
-    Result<std::unique_ptr<OwnServer>> started = StartRouter(o, kOwnSwapdStart);
+    Result<Config> config = BenchConfig(o.config_path);
+    Result<std::unique_ptr<OwnServer>> started =
+        config.ok() ? StartRouter(o, config.value(), kOwnSwapdStart) : config.status();
     if (!started.ok()) {
       err << "swapd bench: --compare-router: " << started.status().message() << "\n";
       return kFailed;

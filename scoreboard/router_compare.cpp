@@ -5,8 +5,6 @@
 #include <set>
 
 #include "backends/port_check.h"
-#include "config/env_macros.h"
-#include "config/loader.h"
 
 namespace swapd {
 namespace {
@@ -50,27 +48,14 @@ Result<std::string> RouterPresetIni(
   return ini;
 }
 
-Result<std::unique_ptr<OwnServer>> StartRouter(const BenchOptions& o,
+Result<std::unique_ptr<OwnServer>> StartRouter(const BenchOptions& o, const Config& config,
                                                std::chrono::seconds timeout) {
-  if (o.config_path.empty()) {
-    return Status::Error(ErrorCode::kInvalidArgument,
-                         "--compare-router needs --config: the router is given the models' "
-                         "command lines");
-  }
-  LoadOptions lo;
-  lo.config_path = o.config_path;
-  lo.getenv = ProcessEnv;
-  LoadResult loaded = LoadConfig(lo);
-  if (!loaded.ok()) {
-    return Status::Error(ErrorCode::kInvalidArgument,
-                         "the config does not load:\n" + loaded.ErrorText());
-  }
   std::vector<std::pair<std::string, std::vector<std::string>>> models;
   std::set<std::string> seen;
   for (const auto& [a, b] : o.swaps) {
     for (const std::string& id : {a, b}) {
       if (!seen.insert(id).second) continue;
-      const ModelConfig* model = loaded.config->FindModel(id);
+      const ModelConfig* model = config.FindModel(id);
       if (model == nullptr) {
         return Status::Error(ErrorCode::kInvalidArgument,
                              "--swap names " + id + ", which is not a model of " + o.config_path);

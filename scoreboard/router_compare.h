@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "config/config.h"
 #include "scoreboard/bench_options.h"
 #include "scoreboard/own_server.h"
 
@@ -25,9 +26,10 @@ namespace swapd {
 Result<std::string> RouterPresetIni(
     const std::vector<std::pair<std::string, std::vector<std::string>>>& models);
 
-// Writes the preset of the --swap models of `o` (from its --config) to <output_dir>/
-// router-models.ini and starts `o.compare_router` as a router on a free loopback port, its log
-// <output_dir>/llama-router.log; waits up to `timeout` for its /health.
-Result<std::unique_ptr<OwnServer>> StartRouter(const BenchOptions& o, std::chrono::seconds timeout);
+// Writes the preset of the --swap models of `o` (defined in `config`, its --config) to
+// <output_dir>/router-models.ini and starts `o.compare_router` as a router on a free loopback
+// port, its log <output_dir>/llama-router.log; waits up to `timeout` for its /health.
+Result<std::unique_ptr<OwnServer>> StartRouter(const BenchOptions& o, const Config& config,
+                                               std::chrono::seconds timeout);
 
 }  // namespace swapd

@@ -11,7 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { freePort, launchChromium, option } from './support.mjs';
+import { freePort, launchChromium, option, Steps } from './support.mjs';
 
 const swapdBinary = resolve(option('--swapd', 'build/bin/swapd'));
 const fakeBinary = resolve(option('--fake', 'build/bin/fake-llama-server'));
@@ -34,17 +34,8 @@ async function waitFor(what, check, timeout = TIMEOUT) {
   throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
 }
 
-let failures = 0;
-async function step(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    failures++;
-    console.log(`FAIL ${name}: ${error.message}`);
-  }
-}
+const steps = new Steps();
+const step = (name, body) => steps.run(name, body);
 
 const dir = mkdtempSync(join(tmpdir(), 'swapd-browser-'));
 const port = await freePort();
@@ -270,17 +261,13 @@ try {
     if (consoleErrors.length) throw new Error(consoleErrors.join('\n'));
   });
 } catch (error) {
-  failures++;
-  console.log(`FAIL ${error.message}`);
+  steps.fail(error.message);
 } finally {
   if (browser) await browser.close();
   swapd.kill('SIGTERM');
   const exit = await swapdExited;
-  if (exit.code !== 0) {
-    failures++;
-    console.log(`FAIL swapd exited with ${exit.code ?? exit.signal}`);
-  }
-  if (failures) console.log(`--- swapd's output ---\n${swapdOutput.slice(-4000)}`);
+  if (exit.code !== 0) steps.fail(`swapd exited with ${exit.code ?? exit.signal}`);
+  if (steps.failures) console.log(`--- swapd's output ---\n${swapdOutput.slice(-4000)}`);
   rmSync(dir, { recursive: true, force: true });
 }
-process.exit(failures ? 1 : 0);
+process.exit(steps.failures ? 1 : 0);

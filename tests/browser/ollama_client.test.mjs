@@ -10,24 +10,15 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ollama } from 'ollama';
-import { freePort, option } from './support.mjs';
+import { freePort, option, Steps } from './support.mjs';
 
 const swapdBinary = resolve(option('--swapd', 'build/bin/swapd'));
 const fakeBinary = resolve(option('--fake', 'build/bin/fake-llama-server'));
 // Generous: a loaded 2-core machine, and sanitizer builds of swapd.
 const TIMEOUT = 30_000;
 
-let failures = 0;
-async function step(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    failures++;
-    console.log(`FAIL ${name}: ${error.stack || error.message}`);
-  }
-}
+const steps = new Steps();
+const step = (name, body) => steps.run(name, body);
 
 function check(condition, what) {
   if (!condition) throw new Error(`expected ${what}`);
@@ -218,8 +209,8 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-if (failures > 0) {
-  console.log(`${failures} step(s) failed; swapd's log:\n${swapdLog.slice(-4000)}`);
+if (steps.failures > 0) {
+  console.log(`${steps.failures} step(s) failed; swapd's log:\n${swapdLog.slice(-4000)}`);
   process.exit(1);
 }
 console.log('all steps passed');

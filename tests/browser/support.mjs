@@ -1,5 +1,5 @@
-// What the dashboard's browser test and bench/dashboard_bench.mjs share: their command-line
-// options, a free loopback port, and Debian's chromium launched headless as this machine allows.
+// What the Node.js tests (and bench/dashboard_bench.mjs) share: their command-line options, a free
+// loopback port, named steps, and Debian's chromium launched headless as this machine allows.
 import { createServer } from 'node:net';
 import { chromium } from 'playwright-core';
 
@@ -30,4 +30,25 @@ export function launchChromium() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+// Named test steps: each runs, says `ok` or `FAIL` with its time; a failure is counted and the
+// next step runs.
+export class Steps {
+  failures = 0;
+
+  async run(name, body) {
+    const started = Date.now();
+    try {
+      await body();
+      console.log(`ok   ${name} (${Date.now() - started} ms)`);
+    } catch (error) {
+      this.fail(`${name}: ${error.message}`);
+    }
+  }
+
+  fail(message) {
+    this.failures++;
+    console.log(`FAIL ${message}`);
+  }
 }
