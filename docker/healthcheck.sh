@@ -12,7 +12,8 @@ for comm in /proc/[0-9]*/comm; do
   if [ "$(cat "$comm" 2>/dev/null)" = swapd ]; then
     pid=${comm#/proc/}
     pid=${pid%/comm}
-    # The lowest pid is the daemon; a `swapd check` run beside it comes later.
+    # The lowest pid is the daemon; its guardian (a fork, same command line) and a
+    # `swapd check` run beside it come later.
     if [ -z "$swapd_pid" ] || [ "$pid" -lt "$swapd_pid" ]; then swapd_pid=$pid; fi
   fi
 done
