@@ -173,6 +173,9 @@ say "processes before stop (host pid, command: tini, swapd, swapd's guardian, th
 while read -r line; do say "  ${line:0:120}"; done <<<"$procs"
 
 # Stop with a stream in flight: swapd lets it finish, then stops the backend and exits.
+# Emptied here, not by curl's redirection, which runs in the background child: the check below
+# could read the last run's file before the child truncates it.
+: >"$work/stream.txt"
 curl -sSN -m 60 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
   -d '{"model":"coder","stream":true,"max_tokens":30,"messages":[{"role":"user","content":"stream"}]}' \
   >"$work/stream.txt" 2>&1 &
