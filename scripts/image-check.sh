@@ -34,7 +34,8 @@ for p in podman runc debootstrap curl jq; do command -v "$p" >/dev/null || missi
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    >/dev/null
 fi
 
 # runc (crun is not in Debian 12's podman setup here), no default ulimits (a container may not
@@ -69,7 +70,8 @@ else
   t=$(now)
   rootfs="$work/rootfs-bookworm"
   rm -rf "$rootfs"
-  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian \
+    >"$work/debootstrap.log" 2>&1 ||
     fail "debootstrap (see $work/debootstrap.log)"
   rm -f "$rootfs/etc/apt/sources.list"
   cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<'EOF'
@@ -86,7 +88,8 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | pm import --change 'CMD ["bash"]' - debian:12 >/dev/null
+  tar -C "$rootfs" -c . |
+    pm import --change 'CMD ["bash"]' - debian:12 >/dev/null 2>>"$work/debootstrap.log"
   rm -rf "$rootfs"
   say "base debian:12 bootstrapped in $(since "$t")"
 fi
@@ -156,12 +159,15 @@ up=$(wait_health "$c1" "$port" "$t")
 say "run 1: $c1 on 127.0.0.1:$port -> 8080, /health $up after podman run"
 
 t=$(now)
-answer=$(curl -fsS -m 60 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
-  -d '{"model":"coder","max_tokens":12,"messages":[{"role":"user","content":"hello from image-check"}]}') ||
+answer=$(curl -fsS -m 60 "http://127.0.0.1:$port/v1/chat/completions" \
+  -H 'Content-Type: application/json' -d '{"model":"coder","max_tokens":12,
+      "messages":[{"role":"user","content":"hello from image-check"}]}') ||
   fail "chat with coder"
-content=$(jq -er '.choices[0].message.content | select(type == "string" and length > 0)' <<<"$answer") ||
+content=$(jq -er '.choices[0].message.content | select(type == "string" and length > 0)' \
+  <<<"$answer") ||
   fail "chat: no answer in $answer"
-say "chat: model coder -> $(jq -r .model <<<"$answer") answered \"$content\" in $(since "$t") (cold: includes its 1.5 s load)"
+say "chat: model coder -> $(jq -r .model <<<"$answer") answered \"$content\" in $(since "$t")" \
+  "(cold: includes its 1.5 s load)"
 
 health=$(health_status "$c1")
 say "health: $health (podman healthcheck run: the image's check, on --listen 0.0.0.0:8080)"
@@ -177,10 +183,14 @@ while read -r line; do say "  ${line:0:120}"; done <<<"$procs"
 # could read the last run's file before the child truncates it.
 : >"$work/stream.txt"
 curl -sSN -m 60 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
-  -d '{"model":"coder","stream":true,"max_tokens":30,"messages":[{"role":"user","content":"stream"}]}' \
+  -d '{"model":"coder","stream":true,"max_tokens":30,
+       "messages":[{"role":"user","content":"stream"}]}' \
   >"$work/stream.txt" 2>&1 &
 stream_pid=$!
-for _ in $(seq 100); do grep -q '"content":"' "$work/stream.txt" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do
+  grep -q '"content":"' "$work/stream.txt" && break
+  sleep 0.1
+done
 if ! grep -q '"content":"' "$work/stream.txt"; then
   pm logs --tail 30 "$c1" >&2 || true
   fail "no token of the stream within 10 s: $(cat "$work/stream.txt")"
@@ -188,13 +198,16 @@ fi
 stop_clean "$c1" "$(awk '{print $1}' <<<"$procs")"
 wait "$stream_pid" || true
 stream_pid=""
-grep -q '^data: \[DONE\]' "$work/stream.txt" || fail "the stream in flight did not finish: $(tail -n 3 "$work/stream.txt")"
-say "stop: podman stop -t 30 (SIGTERM) with a stream in flight took $stop_time; the stream finished ([DONE]), exit code 0, no process left"
+grep -q '^data: \[DONE\]' "$work/stream.txt" ||
+  fail "the stream in flight did not finish: $(tail -n 3 "$work/stream.txt")"
+say "stop: podman stop -t 30 (SIGTERM) with a stream in flight took $stop_time;" \
+  "the stream finished ([DONE]), exit code 0, no process left"
 
 # ---- run 2: another --listen; the HEALTHCHECK must follow it ----
 c2="$prefix-2"
 t=$(now)
-pm run -d --name "$c2" -p 127.0.0.1::9090 "$image" --config /etc/swapd/config.yaml --listen 0.0.0.0:9090 >/dev/null
+pm run -d --name "$c2" -p 127.0.0.1::9090 "$image" \
+  --config /etc/swapd/config.yaml --listen 0.0.0.0:9090 >/dev/null
 port=$(host_port "$c2" 9090)
 up=$(wait_health "$c2" "$port" "$t")
 say "run 2: $c2 with --listen 0.0.0.0:9090 on 127.0.0.1:$port -> 9090, /health $up after podman run"
