@@ -230,6 +230,17 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
         &PerModel::last_prompt_tps);
 }
 
+int64_t Metrics::BackendResidentBytes(const BackendInfo& backend) const {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(resident_mu_);
+  std::erase_if(resident_, [&](const auto& entry) { return now - entry.second.at > kResidentFor; });
+  auto it = resident_.find(backend.pid);
+  if (it == resident_.end()) {
+    it = resident_.emplace(backend.pid, Resident{now, ResidentBytesOf(BackendPids(backend))}).first;
+  }
+  return it->second.bytes;
+}
+
 std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot) const {
   std::ostringstream out;
   {
@@ -259,7 +270,7 @@ std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot
   for (const auto& m : snapshot) {
     if (m.backend.pid <= 0) continue;
     out << "swapd_backend_resident_memory_bytes{model=\"" << PrometheusLabel(m.id) << "\"} "
-        << ResidentBytesOf(BackendPids(m.backend)) << "\n";
+        << BackendResidentBytes(m.backend) << "\n";
   }
   PrometheusHeader(out, "swapd_uptime_seconds", "gauge", "Seconds since swapd started.");
   out << "swapd_uptime_seconds "
