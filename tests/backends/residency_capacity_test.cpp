@@ -24,6 +24,13 @@ std::string Models(std::initializer_list<const char*> ids) {
   return out;
 }
 
+// Each model's RAM cost in GiB.
+std::map<std::string, Footprint> RamCosts(std::initializer_list<std::pair<const char*, int>> gib) {
+  std::map<std::string, Footprint> costs;
+  for (const auto& [model, n] : gib) costs[model].ram = n * kGiB;
+  return costs;
+}
+
 TEST_CASE("max resident: ungrouped models swap, so one at a time", "[unit][capacity]") {
   const Config c = Parsed(Models({"a", "b", "c"}));
   CHECK(MaxResidentModels(c, {}, {}) == 1);
@@ -64,11 +71,8 @@ TEST_CASE("max resident: budgets admit the cheapest models that fit together", "
   const Config c = Parsed(Models({"a", "b", "c", "d"}) + "memory:\n  ram: 10GiB\n");
   MemoryAmount budget;
   budget.ram = 10 * kGiB;
-  std::map<std::string, Footprint> costs;
-  costs["a"].ram = 6 * kGiB;
-  costs["b"].ram = 4 * kGiB;
-  costs["c"].ram = 3 * kGiB;
-  costs["d"].ram = 11 * kGiB;  // alone too big: never resident
+  std::map<std::string, Footprint> costs =
+      RamCosts({{"a", 6}, {"b", 4}, {"c", 3}, {"d", 11}});  // d alone is too big: never resident
   // b and c (7 GiB), then a does not fit; d never does.
   CHECK(MaxResidentModels(c, costs, budget) == 2);
   budget.ram = 13 * kGiB;
@@ -91,12 +95,8 @@ TEST_CASE("max resident: the matrix's largest combination", "[unit][capacity]") 
   CHECK(MaxResidentModels(c, {}, {}) == 3);
   MemoryAmount budget;
   budget.ram = 8 * kGiB;
-  std::map<std::string, Footprint> costs;
-  costs["g"].ram = 5 * kGiB;
-  costs["q"].ram = 5 * kGiB;
-  costs["d"].ram = 1 * kGiB;
-  costs["e"].ram = 1 * kGiB;
-  costs["big"].ram = 7 * kGiB;
+  const std::map<std::string, Footprint> costs =
+      RamCosts({{"g", 5}, {"q", 5}, {"d", 1}, {"e", 1}, {"big", 7}});
   CHECK(MaxResidentModels(c, costs, budget) == 3);
   budget.ram = 6 * kGiB;
   CHECK(MaxResidentModels(c, costs, budget) == 2);  // d & e; or g & one of them
