@@ -1,5 +1,9 @@
 #include "api/metrics_routes.h"
 
+#include <chrono>
+
+#include "observe/model_server_gauges.h"
+
 namespace swapd {
 
 void AddMetricsRoute(FrontDoor& door, const Router& router, Metrics& metrics,
@@ -8,7 +12,10 @@ void AddMetricsRoute(FrontDoor& door, const Router& router, Metrics& metrics,
                 [&router, &metrics, &memory, more = std::move(more)](
                     const HttpRequest&, HttpResponse& res, RequestContext&) {
                   const std::vector<ModelSnapshot> snapshot = router.Snapshot();
-                  res.SetBody(metrics.RenderPrometheus(snapshot) +
+                  const ModelServerGauges gauges =
+                      DeriveModelServerGauges(snapshot, router.Budget(), router.MaxResident());
+                  res.SetBody(RenderModelServerGauges(gauges, std::chrono::system_clock::now()) +
+                                  metrics.RenderPrometheus(snapshot) +
                                   memory.RenderPrometheus(snapshot) + (more ? more() : ""),
                               "text/plain; version=0.0.4");
                 });

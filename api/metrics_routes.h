@@ -1,4 +1,5 @@
-// GET /metrics: the Prometheus text of swapd: the request and model metrics (observe/metrics.h),
+// GET /metrics: the Prometheus text of swapd: the model-server gauges Kubernetes' endpoint picker
+// reads (observe/model_server_gauges.h), the request and model metrics (observe/metrics.h),
 // the memory figures (FootprintMonitor), and what `more` adds (the events' and history's own
 // counters). The handler runs on the front door's threads; what it is given must outlive
 // `door`'s serving.

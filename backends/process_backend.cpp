@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backends/output_monitor.h"
+#include "backends/port_check.h"
 #include "backends/process_backend_run.h"
 #include "backends/run_port.h"
 #include "backends/stop_command.h"

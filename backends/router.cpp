@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "backends/residency_capacity.h"
 #include "backends/router_impl.h"
 
 namespace swapd {
@@ -144,6 +145,7 @@ ConfigDiff RouterImpl::Reconfigure(std::shared_ptr<const Config> config) {
     expected_load_.erase(id);
   }
   scheduler_.Reconfigure(*config_, diff.changed);
+  max_resident_.reset();
   Changed();
   return diff;
 }
@@ -187,6 +189,16 @@ std::vector<ModelSnapshot> RouterImpl::Snapshot() const {
     if (backends[i] != nullptr) out[i].backend = backends[i]->Info();
   }
   return out;
+}
+
+int RouterImpl::MaxResident() const {
+  std::lock_guard lock(mu_);
+  if (!max_resident_) {
+    std::map<std::string, Footprint> costs;
+    for (const auto& [id, model] : config_->models) costs[id] = scheduler_.Cost(id);
+    max_resident_ = MaxResidentModels(*config_, costs, scheduler_.budget());
+  }
+  return *max_resident_;
 }
 
 std::string RouterImpl::AwaitFailure(const std::string& model_id, Clock::time_point deadline) {
@@ -281,6 +293,7 @@ void Router::SetFootprint(const std::string& model_id, const Footprint& learned)
   impl_->SetFootprint(model_id, learned);
 }
 MemoryAmount Router::Budget() const { return impl_->Budget(); }
+int Router::MaxResident() const { return impl_->MaxResident(); }
 Scheduler::Preview Router::Preview(const std::string& model_id) { return impl_->Preview(model_id); }
 void Router::SetEvents(RouterEvents events) { impl_->SetEvents(std::move(events)); }
 void Router::Shutdown() { impl_->Shutdown(); }

@@ -140,6 +140,10 @@ class Router {
   void SetFootprint(const std::string& model_id, const Footprint& learned);
   // The memory budgets in force; empty when the config sets none.
   MemoryAmount Budget() const;
+  // How many models may be resident at once under the group (or matrix) rules and the budgets,
+  // with the costs known now (backends/residency_capacity.h). Cheap: computed again only after a
+  // reload or a new footprint.
+  int MaxResident() const;
   // What a request for `model_id` (an id, not an alias) would stop or be refused for, now.
   Scheduler::Preview Preview(const std::string& model_id);
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -87,6 +88,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   void SetFootprint(const std::string& model, const Footprint& learned) {
     std::lock_guard lock(mu_);
     scheduler_.SetFootprint(model, learned);
+    max_resident_.reset();
     Changed();
   }
   Scheduler::Preview Preview(const std::string& model_id) {
@@ -98,6 +100,7 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
     std::lock_guard lock(mu_);
     return scheduler_.budget();
   }
+  int MaxResident() const;
   void SetEvents(RouterEvents events) {
     std::lock_guard lock(mu_);
     events_ = std::make_shared<const RouterEvents>(std::move(events));
@@ -152,6 +155,8 @@ class RouterImpl : public std::enable_shared_from_this<RouterImpl>, private Sche
   // taken): model -> the proxy of its running backend. proxy_urls_ follows it.
   std::map<std::string, std::string> moved_proxies_;
   Scheduler scheduler_;
+  // MaxResidentModels of the config and costs; reset when either changes.
+  mutable std::optional<int> max_resident_;
   // Models whose next start needs a new Backend (their definition changed, or they were
   // removed and added again by a reload).
   std::set<std::string> renew_backend_;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/prometheus_text.h"
 #include "base/thread_name.h"
 #include "config/memory.h"
 #include "memory/process_memory.h"
@@ -25,23 +26,6 @@ constexpr auto kFilesEvery = std::chrono::seconds(30);
 constexpr auto kGpuEvery = std::chrono::seconds(10);
 // A running model's footprint is recorded when it changes, and at least this often.
 constexpr auto kRecordEvery = std::chrono::seconds(60);
-
-std::string Label(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-void Header(std::ostringstream& out, const char* name, const char* type, const char* help) {
-  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-}
 
 // Whether a footprint moved enough to be recorded again: by more than 16 MiB and 2% anywhere.
 bool Moved(const Footprint& before, const Footprint& now) {
@@ -273,54 +257,59 @@ std::string FootprintMonitor::RenderPrometheus(const std::vector<ModelSnapshot>&
   const MemoryView view = View();
   const MemoryAmount budget = router_.Budget();
   std::ostringstream out;
-  Header(out, "swapd_memory_budget_bytes", "gauge",
-         "The memory budgets in force (memory.ram, memory.gpus).");
+  PrometheusHeader(out, "swapd_memory_budget_bytes", "gauge",
+                   "The memory budgets in force (memory.ram, memory.gpus).");
   if (budget.ram) out << "swapd_memory_budget_bytes{resource=\"ram\"} " << *budget.ram << "\n";
   for (const auto& [gpu, bytes] : budget.vram) {
     out << "swapd_memory_budget_bytes{resource=\"gpu" << gpu << "\"} " << bytes << "\n";
   }
-  Header(out, "swapd_model_memory_cost_bytes", "gauge",
-         "What the memory budget counts for each model: the larger of declared and learned.");
+  PrometheusHeader(
+      out, "swapd_model_memory_cost_bytes", "gauge",
+      "What the memory budget counts for each model: the larger of declared and learned.");
   for (const ModelSnapshot& m : models) {
-    out << "swapd_model_memory_cost_bytes{model=\"" << Label(m.id) << "\",resource=\"ram\"} "
-        << m.cost.ram << "\n";
+    out << "swapd_model_memory_cost_bytes{model=\"" << PrometheusLabel(m.id)
+        << "\",resource=\"ram\"} " << m.cost.ram << "\n";
     for (const auto& [gpu, bytes] : m.cost.vram) {
-      out << "swapd_model_memory_cost_bytes{model=\"" << Label(m.id) << "\",resource=\"gpu" << gpu
-          << "\"} " << bytes << "\n";
+      out << "swapd_model_memory_cost_bytes{model=\"" << PrometheusLabel(m.id)
+          << "\",resource=\"gpu" << gpu << "\"} " << bytes << "\n";
     }
   }
-  Header(out, "swapd_backend_gpu_memory_bytes", "gauge",
-         "GPU memory of each running backend's process group, by GPU index (nvidia-smi or "
-         "rocm-smi).");
+  PrometheusHeader(
+      out, "swapd_backend_gpu_memory_bytes", "gauge",
+      "GPU memory of each running backend's process group, by GPU index (nvidia-smi or "
+      "rocm-smi).");
   for (const auto& [id, m] : view.models) {
     if (m.pid == 0) continue;
     for (const auto& [gpu, bytes] : m.vram) {
       if (bytes >= 0) {
-        out << "swapd_backend_gpu_memory_bytes{model=\"" << Label(id) << "\",gpu=\"" << gpu
-            << "\"} " << bytes << "\n";
+        out << "swapd_backend_gpu_memory_bytes{model=\"" << PrometheusLabel(id) << "\",gpu=\""
+            << gpu << "\"} " << bytes << "\n";
       }
     }
   }
-  Header(out, "swapd_model_file_bytes", "gauge", "Size of each model's files (GGUF) on disk.");
+  PrometheusHeader(out, "swapd_model_file_bytes", "gauge",
+                   "Size of each model's files (GGUF) on disk.");
   for (const auto& [id, m] : view.models) {
     if (!m.files.empty()) {
-      out << "swapd_model_file_bytes{model=\"" << Label(id) << "\"} " << m.cache.bytes << "\n";
-    }
-  }
-  Header(out, "swapd_model_file_cached_bytes", "gauge",
-         "How much of each model's files is in the page cache (mincore).");
-  for (const auto& [id, m] : view.models) {
-    if (!m.files.empty()) {
-      out << "swapd_model_file_cached_bytes{model=\"" << Label(id) << "\"} " << m.cache.cached
+      out << "swapd_model_file_bytes{model=\"" << PrometheusLabel(id) << "\"} " << m.cache.bytes
           << "\n";
     }
   }
-  Header(out, "swapd_memory_samples_total", "counter", "Memory samples taken.");
+  PrometheusHeader(out, "swapd_model_file_cached_bytes", "gauge",
+                   "How much of each model's files is in the page cache (mincore).");
+  for (const auto& [id, m] : view.models) {
+    if (!m.files.empty()) {
+      out << "swapd_model_file_cached_bytes{model=\"" << PrometheusLabel(id) << "\"} "
+          << m.cache.cached << "\n";
+    }
+  }
+  PrometheusHeader(out, "swapd_memory_samples_total", "counter", "Memory samples taken.");
   out << "swapd_memory_samples_total " << view.samples << "\n";
-  Header(out, "swapd_gpu_tool_up", "gauge",
-         "1 when the GPU tool (nvidia-smi or rocm-smi) answered the last sample, 0 when it failed "
-         "or is "
-         "absent.");
+  PrometheusHeader(
+      out, "swapd_gpu_tool_up", "gauge",
+      "1 when the GPU tool (nvidia-smi or rocm-smi) answered the last sample, 0 when it failed "
+      "or is "
+      "absent.");
   out << "swapd_gpu_tool_up " << (view.gpu_error.empty() && !view.gpu_tool.empty() ? 1 : 0) << "\n";
   return out.str();
 }

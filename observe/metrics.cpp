@@ -3,6 +3,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "base/prometheus_text.h"
 #include "memory/process_memory.h"
 
 namespace swapd {
@@ -18,26 +19,6 @@ const std::vector<double> kSlotBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 std::string StatusClass(int status) {
   if (status <= 0) return "error";
   return std::to_string(status / 100) + "xx";
-}
-
-// Prometheus label values escape backslash, double quote and newline.
-std::string Label(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-void Header(std::ostream& out, const char* name, const char* type, const char* help) {
-  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
 }
 
 }  // namespace
@@ -156,26 +137,28 @@ ModelCounters Metrics::Counters(const std::string& model_id) const {
 }
 
 void Metrics::RenderModelCounters(std::ostream& out) const {
-  Header(out, "swapd_requests_total", "counter", "Requests by model, route and HTTP status class.");
+  PrometheusHeader(out, "swapd_requests_total", "counter",
+                   "Requests by model, route and HTTP status class.");
   for (const auto& [id, m] : models_) {
     for (const auto& [route, by_status] : m.requests) {
       for (const auto& [cls, n] : by_status) {
-        out << "swapd_requests_total{model=\"" << Label(id) << "\",route=\"" << Label(route)
-            << "\",status=\"" << cls << "\"} " << n << "\n";
+        out << "swapd_requests_total{model=\"" << PrometheusLabel(id) << "\",route=\""
+            << PrometheusLabel(route) << "\",status=\"" << cls << "\"} " << n << "\n";
       }
     }
   }
   auto histogram = [&](const char* name, const char* help, Histogram PerModel::*field) {
-    Header(out, name, "histogram", help);
+    PrometheusHeader(out, name, "histogram", help);
     for (const auto& [id, m] : models_) {
       const Histogram& h = m.*field;
       for (size_t i = 0; i < h.bounds->size(); ++i) {
-        out << name << "_bucket{model=\"" << Label(id) << "\",le=\"" << (*h.bounds)[i] << "\"} "
-            << h.counts[i] << "\n";
+        out << name << "_bucket{model=\"" << PrometheusLabel(id) << "\",le=\"" << (*h.bounds)[i]
+            << "\"} " << h.counts[i] << "\n";
       }
-      out << name << "_bucket{model=\"" << Label(id) << "\",le=\"+Inf\"} " << h.count << "\n";
-      out << name << "_sum{model=\"" << Label(id) << "\"} " << h.sum << "\n";
-      out << name << "_count{model=\"" << Label(id) << "\"} " << h.count << "\n";
+      out << name << "_bucket{model=\"" << PrometheusLabel(id) << "\",le=\"+Inf\"} " << h.count
+          << "\n";
+      out << name << "_sum{model=\"" << PrometheusLabel(id) << "\"} " << h.sum << "\n";
+      out << name << "_count{model=\"" << PrometheusLabel(id) << "\"} " << h.count << "\n";
     }
   };
   histogram("swapd_request_duration_seconds", "Time from request to the end of the response.",
@@ -185,9 +168,9 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
   histogram("swapd_model_load_duration_seconds", "Time from a model's start to ready.",
             &PerModel::load);
   auto counter = [&](const char* name, const char* help, uint64_t PerModel::*field) {
-    Header(out, name, "counter", help);
+    PrometheusHeader(out, name, "counter", help);
     for (const auto& [id, m] : models_) {
-      out << name << "{model=\"" << Label(id) << "\"} " << m.*field << "\n";
+      out << name << "{model=\"" << PrometheusLabel(id) << "\"} " << m.*field << "\n";
     }
   };
   counter("swapd_prompt_tokens_total", "Prompt tokens reported by backends.",
@@ -207,12 +190,13 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
           &PerModel::crashes);
   counter("swapd_model_swaps_total",
           "Stops of a model to make room for another (group, matrix or budget).", &PerModel::swaps);
-  Header(out, "swapd_model_stops_total", "counter",
-         "Stops of each model by reason (group, matrix, budget, ttl, unload, reload, shutdown).");
+  PrometheusHeader(
+      out, "swapd_model_stops_total", "counter",
+      "Stops of each model by reason (group, matrix, budget, ttl, unload, reload, shutdown).");
   for (const auto& [id, m] : models_) {
     for (const auto& [reason, n] : m.stops) {
-      out << "swapd_model_stops_total{model=\"" << Label(id) << "\",reason=\"" << reason << "\"} "
-          << n << "\n";
+      out << "swapd_model_stops_total{model=\"" << PrometheusLabel(id) << "\",reason=\"" << reason
+          << "\"} " << n << "\n";
     }
   }
   counter("swapd_slot_saves_total", "llama-server slots saved before a planned stop.",
@@ -235,9 +219,9 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
   histogram("swapd_slot_save_seconds", "Time to save one slot.", &PerModel::slot_save);
   histogram("swapd_slot_restore_seconds", "Time to restore one slot.", &PerModel::slot_restore);
   auto gauge = [&](const char* name, const char* help, double PerModel::*field) {
-    Header(out, name, "gauge", help);
+    PrometheusHeader(out, name, "gauge", help);
     for (const auto& [id, m] : models_) {
-      out << name << "{model=\"" << Label(id) << "\"} " << m.*field << "\n";
+      out << name << "{model=\"" << PrometheusLabel(id) << "\"} " << m.*field << "\n";
     }
   };
   gauge("swapd_generation_tokens_per_second", "Last generation speed reported by the backend.",
@@ -246,43 +230,57 @@ void Metrics::RenderModelCounters(std::ostream& out) const {
         &PerModel::last_prompt_tps);
 }
 
+int64_t Metrics::BackendResidentBytes(const BackendInfo& backend) const {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(resident_mu_);
+  std::erase_if(resident_, [&](const auto& entry) { return now - entry.second.at > kResidentFor; });
+  auto it = resident_.find(backend.pid);
+  if (it == resident_.end()) {
+    it = resident_.emplace(backend.pid, Resident{now, ResidentBytesOf(BackendPids(backend))}).first;
+  }
+  return it->second.bytes;
+}
+
 std::string Metrics::RenderPrometheus(const std::vector<ModelSnapshot>& snapshot) const {
   std::ostringstream out;
   {
     std::lock_guard lock(mu_);
     RenderModelCounters(out);
   }
-  Header(out, "swapd_model_state", "gauge", "1 for the state each model is in.");
+  PrometheusHeader(out, "swapd_model_state", "gauge", "1 for the state each model is in.");
   for (const auto& m : snapshot) {
     for (BackendState s : {BackendState::kStopped, BackendState::kStarting, BackendState::kReady,
                            BackendState::kStopping, BackendState::kFailed}) {
-      out << "swapd_model_state{model=\"" << Label(m.id) << "\",state=\"" << ToString(s) << "\"} "
-          << (m.backend.state == s ? 1 : 0) << "\n";
+      out << "swapd_model_state{model=\"" << PrometheusLabel(m.id) << "\",state=\"" << ToString(s)
+          << "\"} " << (m.backend.state == s ? 1 : 0) << "\n";
     }
   }
-  Header(out, "swapd_in_flight_requests", "gauge", "Requests being answered by each model.");
+  PrometheusHeader(out, "swapd_in_flight_requests", "gauge",
+                   "Requests being answered by each model.");
   for (const auto& m : snapshot) {
-    out << "swapd_in_flight_requests{model=\"" << Label(m.id) << "\"} " << m.in_flight << "\n";
+    out << "swapd_in_flight_requests{model=\"" << PrometheusLabel(m.id) << "\"} " << m.in_flight
+        << "\n";
   }
-  Header(out, "swapd_queued_requests", "gauge", "Requests waiting for each model.");
+  PrometheusHeader(out, "swapd_queued_requests", "gauge", "Requests waiting for each model.");
   for (const auto& m : snapshot) {
-    out << "swapd_queued_requests{model=\"" << Label(m.id) << "\"} " << m.queued << "\n";
+    out << "swapd_queued_requests{model=\"" << PrometheusLabel(m.id) << "\"} " << m.queued << "\n";
   }
-  Header(out, "swapd_backend_resident_memory_bytes", "gauge",
-         "Resident memory of every process of each running backend.");
+  PrometheusHeader(out, "swapd_backend_resident_memory_bytes", "gauge",
+                   "Resident memory of every process of each running backend.");
   for (const auto& m : snapshot) {
     if (m.backend.pid <= 0) continue;
-    out << "swapd_backend_resident_memory_bytes{model=\"" << Label(m.id) << "\"} "
-        << ResidentBytesOf(BackendPids(m.backend)) << "\n";
+    out << "swapd_backend_resident_memory_bytes{model=\"" << PrometheusLabel(m.id) << "\"} "
+        << BackendResidentBytes(m.backend) << "\n";
   }
-  Header(out, "swapd_uptime_seconds", "gauge", "Seconds since swapd started.");
+  PrometheusHeader(out, "swapd_uptime_seconds", "gauge", "Seconds since swapd started.");
   out << "swapd_uptime_seconds "
       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() << "\n";
-  Header(out, "swapd_build_info", "gauge", "Always 1; the labels say which swapd this is.");
-  out << "swapd_build_info{version=\"" << Label(SWAPD_VERSION) << "\"} 1\n";
-  Header(out, "swapd_resident_memory_bytes", "gauge", "Resident memory of swapd itself.");
+  PrometheusHeader(out, "swapd_build_info", "gauge",
+                   "Always 1; the labels say which swapd this is.");
+  out << "swapd_build_info{version=\"" << PrometheusLabel(SWAPD_VERSION) << "\"} 1\n";
+  PrometheusHeader(out, "swapd_resident_memory_bytes", "gauge", "Resident memory of swapd itself.");
   out << "swapd_resident_memory_bytes " << SelfResidentBytes() << "\n";
-  Header(out, "swapd_open_fds", "gauge", "Open file descriptors of swapd itself.");
+  PrometheusHeader(out, "swapd_open_fds", "gauge", "Open file descriptors of swapd itself.");
   out << "swapd_open_fds " << SelfOpenDescriptors() << "\n";
   return out.str();
 }

@@ -2,10 +2,10 @@
 // format for GET /metrics: requests by route and status class, request duration and time to first
 // byte, prompt and completion tokens, the backend-reported tokens/s; the models' lives (starts,
 // start failures, crashes, stops by reason, swaps, load duration) from the Router's events; the
-// Router's per-model state, in-flight and queued gauges and each backend's resident memory; the
-// slot cache (saves, restores, bytes, times, and the prompt tokens the first request after a
-// restore did not have to process); swapd's
-// uptime, build info, resident memory and open descriptors. Thread safe.
+// Router's per-model state, in-flight and queued gauges and each backend's resident memory (at
+// most a second old); the slot cache (saves, restores, bytes, times, and the prompt tokens the
+// first request after a restore did not have to process); swapd's uptime, build info, resident
+// memory and open descriptors. Thread safe.
 #pragma once
 
 #include <chrono>
@@ -93,10 +93,22 @@ class Metrics {
     uint64_t unrestored_prompt_tokens = 0;  // prompt_n of that request
   };
   void RenderModelCounters(std::ostream& out) const;  // requires mu_
+  // The resident memory of a running backend's processes, measured at most once a second: it
+  // walks /proc (every process's stat, to find the backend's group), which a scrape every 50 ms
+  // must not do each time. Thread safe.
+  int64_t BackendResidentBytes(const BackendInfo& backend) const;
 
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;
   std::map<std::string, PerModel> models_;  // Guarded by mu_
+
+  static constexpr std::chrono::seconds kResidentFor{1};
+  struct Resident {
+    std::chrono::steady_clock::time_point at;
+    int64_t bytes = 0;
+  };
+  mutable std::mutex resident_mu_;
+  mutable std::map<int, Resident> resident_;  // by backend pid; Guarded by resident_mu_
 };
 
 }  // namespace swapd

@@ -290,5 +290,27 @@ TEST_CASE("router: without a backend factory, requests fail instead of hanging",
   CHECK(SnapshotOf(router, "a").backend.state == BackendState::kStopped);
 }
 
+TEST_CASE("router: MaxResident follows the groups, the budget, learned footprints and reloads",
+          "[unit][router][capacity]") {
+  CHECK(Fixture(DuoConfig()).router.MaxResident() == 2);  // the duo
+  // A 10 GiB budget, ungrouped models that neither swap nor are exclusive (as with budgets).
+  Config c = ConfigBuilder().Model("a").Model("b").Model("c").Build();
+  c.groups[std::string(kDefaultGroup)].swap = false;
+  c.groups[std::string(kDefaultGroup)].exclusive = false;
+  c.memory.budget.ram = uint64_t{10} << 30;
+  for (const char* id : {"a", "b", "c"}) c.models[id].memory.ram = uint64_t{4} << 30;
+  auto script = std::make_shared<BackendScript>();
+  Router router(std::make_shared<const Config>(c), script->Factory());
+  CHECK(router.MaxResident() == 2);
+  Footprint seven;
+  seven.ram = uint64_t{7} << 30;
+  router.SetFootprint("b", seven);
+  router.SetFootprint("c", seven);
+  CHECK(router.MaxResident() == 1);  // 4 + 7 GiB do not fit in 10
+  c.memory.budget.ram = uint64_t{20} << 30;
+  router.Reconfigure(std::make_shared<const Config>(c));
+  CHECK(router.MaxResident() == 3);  // 4 + 7 + 7 GiB
+}
+
 }  // namespace
 }  // namespace swapd

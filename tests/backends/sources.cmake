@@ -10,6 +10,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/process_backend_test.cpp
   backends/process_backend_port_test.cpp
   backends/readiness_probe_test.cpp
+  backends/residency_capacity_test.cpp
   backends/residency_policy_test.cpp
   backends/router_test.cpp
   backends/router_port_test.cpp

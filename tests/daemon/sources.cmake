@@ -7,6 +7,7 @@ list(APPEND SWAPD_TEST_SOURCES
   daemon/examples_test.cpp
   daemon/fake_backend_test.cpp
   daemon/fault_test.cpp
+  daemon/gateway_gauges_test.cpp
   daemon/idle_trim_test.cpp
   daemon/port_test.cpp
   daemon/reload_test.cpp
@@ -15,6 +16,7 @@ list(APPEND SWAPD_TEST_SOURCES
   support/child_process.cpp
   support/http_wait.cpp
   support/fake_backend_process.cpp
+  support/promtool.cpp
   support/raw_connection.cpp
   support/swapd_process.cpp
   support/event_stream.cpp

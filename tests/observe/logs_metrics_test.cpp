@@ -3,11 +3,8 @@
 // /logs/stream/{model}, /metrics checked by promtool, and GET /api/models.
 #include <httplib.h>
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -19,6 +16,7 @@
 #include "observe/metrics.h"
 #include "tests/support/http_wait.h"
 #include "tests/support/latch.h"
+#include "tests/support/promtool.h"
 #include "tests/support/swapd_process.h"
 
 namespace swapd::testing {
@@ -159,27 +157,6 @@ TEST_CASE("Metrics count model lives and requests by route", "[unit][obs]") {
 
 // ---- Integration
 
-// Runs `promtool check metrics` on `text`; returns its exit status and output.
-std::pair<int, std::string> Promtool(const std::string& text) {
-  char path[] = "/tmp/swapd-metrics-XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  {
-    std::ofstream out(path);
-    out << text;
-  }
-  std::string command = std::string("promtool check metrics < ") + path + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  int status = pclose(pipe);
-  std::remove(path);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
 TEST_CASE("GET /logs has backend output and swapd's own lines", "[integration][obs][logs]") {
   int port = FreeLoopbackPort();
   auto swapd = StartSwapd("models:\n" + FakeModelYaml("obs-a", port, "--log-lines 3"));
@@ -319,11 +296,7 @@ TEST_CASE("GET /metrics passes promtool and counts a streamed request", "[integr
   CHECK_FALSE(v["commit"].get<std::string>().empty());
   CHECK(v["build_date"].get<std::string>().size() == 20);  // 2026-12-05T19:44:00Z
 
-  auto [status, output] = Promtool(m);
-  INFO("promtool said: " << output);
-  CHECK(status == 0);
-  CHECK(output.find("error") == std::string::npos);
-  CHECK(output.find("lint") == std::string::npos);
+  CHECK(PromtoolProblems(m).empty());
 }
 
 TEST_CASE("GET /api/models describes every configured model", "[integration][obs]") {

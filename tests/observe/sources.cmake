@@ -4,4 +4,5 @@ list(APPEND SWAPD_TEST_SOURCES
   observe/fan_out_test.cpp
   observe/load_progress_test.cpp
   observe/logs_metrics_test.cpp
+  observe/model_server_gauges_test.cpp
 )
