@@ -1,5 +1,6 @@
 #include "scoreboard/router_compare.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>

@@ -26,7 +26,8 @@ function modeCell(row) {
   if (row.mode !== 'swap') return el('td', {}, row.mode);
   const mib = row.disk_read_bytes >= 0 ? `read ${(row.disk_read_bytes / 1048576).toFixed(1)} MiB` : '';
   const cached = row.page_cache_before >= 0 ? `${Math.round(row.page_cache_before * 100)}% cached before` : '';
-  return el('td', { class: 'swap', title: row.detail || '' }, `swap after ${row.partner}, ${row.cache}`,
+  const via = row.via ? `, via ${row.via}` : '';
+  return el('td', { class: 'swap', title: row.detail || '' }, `swap after ${row.partner}, ${row.cache}${via}`,
     el('div', { class: 'muted' }, [mib, cached].filter(Boolean).join(', ')));
 }
 
