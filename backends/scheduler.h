@@ -31,6 +31,12 @@
 //   after the other, so the later one wins (as llama-swap's sequential preload does).
 // - TTL: a ready model with no request in flight and none queued is stopped ttl after it became
 //   ready or after its last request finished.
+// - Overlapped swaps (config `memory.overlapSwaps`, on by default): a start waits for the stops
+//   it needs to finish, unless every one of them is stopping already and the budgets show that
+//   the model fits beside them: budgets set, each of these models' footprints known (declared or
+//   measured) and budgeted on every resource it uses (RAM, each GPU), and no two on one endpoint.
+//   Then the model starts, and serves once ready, while they stop (the kernel takes a fraction of
+//   a second to free a large model's memory; a slot cache's save takes longer).
 // - Memory budgets (config `memory:`, backends/residency_policy.h): a model that is about to start
 //   must fit in the budgets beside the models that keep running after the group or matrix rules
 //   have chosen their evictions; if not, more idle models are evicted (StopReason::kBudget), in
@@ -218,6 +224,7 @@ class Scheduler {
     // Until when a minimum residency protects it (set when it becomes ready).
     SchedulerTime resident_until;
     bool over_budget_told = false;  // a rebalance that could not help was explained once
+    std::string endpoint;           // where it answers (its proxy URL, as configured)
   };
   struct Batch {
     std::string model;
@@ -246,6 +253,9 @@ class Scheduler {
   // Issues the stops and the start batch `b` needs; admits its requests when its model can
   // serve. Returns true when the model is ready and nothing conflicting runs.
   bool Advance(Batch& b);
+  // Whether `model` may start while `evict`, all stopping already, still stop (an overlapped
+  // swap): the budgets cover every resource they use and hold them all at once.
+  bool StartsBesideStops(const std::string& model, const std::vector<std::string>& evict) const;
   bool BlockedByQueue(const std::string& model, std::list<Batch>::const_iterator end) const;
   // The models that must stop before `model` may run, among those not stopped yet.
   std::vector<std::string> Evictions(const std::string& model,
@@ -291,6 +301,7 @@ class Scheduler {
   std::map<RequestId, Admission> admitted_;  // in-flight request -> its model
   MemoryAmount budget_;                      // config.memory.budget (auto already resolved)
   bool wait_for_protected_ = false;
+  bool overlap_swaps_ = true;  // config.memory.overlap_swaps
   bool shutting_down_ = false;
   SchedulerTime now_;  // the latest time an event brought
 };

@@ -155,11 +155,36 @@ int Scheduler::RetryAfterSeconds(const std::vector<std::string>& protected_model
     const int64_t left = !m.swappable                       ? 0
                          : m.phase == ModelPhase::kStarting ? m.min_residency.count()
                                                             : SecondsLeft(now_, m.resident_until);
-    best = std::min<int64_t>(best, left > 0            ? left
+    best = std::min<int64_t>(best, left > 0              ? left
                                    : m.Ttl().count() > 0 ? std::min<int64_t>(m.Ttl().count(), 60)
-                                                       : 60);
+                                                         : 60);
   }
   return static_cast<int>(std::clamp<int64_t>(best, 1, 3600));
+}
+
+bool Scheduler::StartsBesideStops(const std::string& model,
+                                  const std::vector<std::string>& evict) const {
+  if (!overlap_swaps_ || budget_.empty()) return false;
+  const ModelState& target = models_.at(model);
+  // Known: declared or measured. An unknown model counts as 0, which is no reason to overlap.
+  auto known = [](const ModelState& m) { return m.learned || m.declared != Footprint{}; };
+  if (!known(target)) return false;
+  for (const std::string& id : evict) {
+    const ModelState& m = models_.at(id);
+    if (m.phase != ModelPhase::kStopping || !known(m) || m.endpoint == target.endpoint) {
+      return false;
+    }
+  }
+  Footprint total = Cost(model);
+  for (const auto& [id, m] : models_) {
+    if (id != model && m.phase != ModelPhase::kStopped) total += Cost(id);
+  }
+  // Memory the budgets do not cover (RAM without `ram`, an unbudgeted GPU) could be short.
+  if (total.ram > 0 && !budget_.ram) return false;
+  for (const auto& [gpu, bytes] : total.vram) {
+    if (bytes > 0 && budget_.vram.count(gpu) == 0) return false;
+  }
+  return !ExceedsBudget(budget_, total);
 }
 
 void Scheduler::Rebalance() {

@@ -48,7 +48,6 @@ bool Scheduler::Advance(Batch& b) {
     effects_->Explain(b.model, plan.budget_why);
   }
   if (loading) b.explained = true;
-  const bool clear = plan.evict.empty();
   // Every eviction is issued at once: the stops run in parallel.
   for (const std::string& other_id : plan.evict) {
     ModelState& other = models_.at(other_id);
@@ -64,6 +63,7 @@ bool Scheduler::Advance(Batch& b) {
                                                               : StopReason::kGroup);
     }
   }
+  const bool clear = plan.evict.empty() || StartsBesideStops(b.model, plan.evict);
   if (!clear || target.stale) return false;  // a stale model restarts once it has stopped
   if (target.phase == ModelPhase::kStopped) IssueStart(b.model);
   if (target.phase != ModelPhase::kReady) return false;

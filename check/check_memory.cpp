@@ -80,6 +80,11 @@ void DescribeMemoryBudget(const Config& c, std::ostream& o) {
     << "\n  onProtected: "
     << (m.wait_for_protected ? "wait (a load that needs a protected model gone waits)"
                              : "reject (503 + Retry-After naming the protected model)")
+    << "\n  overlapSwaps: "
+    << (!m.overlap_swaps ? "off (a swap starts the next model once the last one stopped)"
+        : !m.HasBudget()
+            ? "on, but idle without a budget"
+            : "on (a swap starts the next model while the last one stops, when both fit)")
     << "\n  sampleInterval: "
     << (m.sample_interval.count() == 0 ? std::string("off") : Seconds(m.sample_interval)) << "\n";
 }
@@ -117,6 +122,7 @@ nlohmann::json MemoryBudgetJson(const Config& c) {
           {"ramAuto", c.memory.ram_auto},
           {"gpusAuto", c.memory.gpus_auto},
           {"onProtected", c.memory.wait_for_protected ? "wait" : "reject"},
+          {"overlapSwaps", c.memory.overlap_swaps},
           {"sampleInterval", c.memory.sample_interval.count() / 1000.0}};
 }
 

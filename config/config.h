@@ -105,6 +105,9 @@ struct MemoryConfig {
   std::vector<std::string> evict_protected_keys;
   // How often running models are measured (RSS, VRAM, page cache); 0 disables measuring.
   std::chrono::milliseconds sample_interval{2000};
+  // `overlapSwaps`: a swap starts the incoming model while the outgoing one still stops, when the
+  // budgets show that both fit at once (backends/scheduler.h, "Overlapped swaps").
+  bool overlap_swaps = true;
   Position pos;
 
   bool HasBudget() const { return !budget.empty() || ram_auto || gpus_auto; }

@@ -92,6 +92,8 @@ void ReadMemorySection(const YamlEntry& e, FieldReader& fields, MemoryConfig& co
           config.evict_protected_keys.push_back(k.text);
         }
       }
+    } else if (key == "overlapSwaps") {
+      if (auto b = fields.Bool(m, "memory.")) config.overlap_swaps = *b;
     } else if (key == "sampleInterval") {
       const nlohmann::json n = v.is_scalar() ? ScalarToJson(v) : nullptr;
       if (n.is_number() && n.get<double>() >= 0 && n.get<double>() <= 3600) {

@@ -75,8 +75,8 @@ constexpr std::array<K, 8> kSelectorSupported = {"strategy", "targets",     "set
                                                  "name",     "description", "unlisted", "metadata"};
 constexpr std::array<K, 6> kTimeoutsSupported = {"connect",      "keepalive",      "responseHeader",
                                                  "tlsHandshake", "expectContinue", "idleConn"};
-constexpr std::array<K, 6> kMemorySupported = {
-    "ram", "gpus", "margin", "onProtected", "sampleInterval", "evictProtectedKeys"};
+constexpr std::array<K, 7> kMemorySupported = {
+    "ram", "gpus", "margin", "onProtected", "sampleInterval", "evictProtectedKeys", "overlapSwaps"};
 constexpr std::array<K, 2> kModelMemorySupported = {"ram", "vram"};
 constexpr std::array<K, 1> kStoreSupported = {"path"};
 constexpr std::array<K, 1> kUiSupported = {"activity"};

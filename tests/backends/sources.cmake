@@ -16,6 +16,7 @@ list(APPEND SWAPD_TEST_SOURCES
   backends/router_port_test.cpp
   backends/scheduler_matrix_test.cpp
   backends/scheduler_memory_test.cpp
+  backends/scheduler_overlap_test.cpp
   backends/scheduler_queue_test.cpp
   backends/scheduler_reload_test.cpp
   backends/scheduler_test.cpp

@@ -48,9 +48,10 @@ TEST_CASE("check shows the budget and each model's memory, protection and files"
   const Config c = Load(TwoModels(files, "memory: {ram: 14GiB, sampleInterval: 0.5}\n"));
   std::ostringstream globals, model;
   DescribeMemoryBudget(c, globals);
-  CHECK_THAT(globals.str(), Catch::Contains("budget: ram 14.0 GiB") &&
-                                Catch::Contains("onProtected: reject") &&
-                                Catch::Contains("sampleInterval: 0.5s"));
+  CHECK_THAT(globals.str(),
+             Catch::Contains("budget: ram 14.0 GiB") && Catch::Contains("onProtected: reject") &&
+                 Catch::Contains("overlapSwaps: on (") && Catch::Contains("sampleInterval: 0.5s"));
+  CHECK(MemoryBudgetJson(c)["overlapSwaps"] == true);
   DescribeModelMemory(c.models.at("a"), c, model);
   CHECK_THAT(model.str(), Catch::Contains("memory: ram 1.0 GiB (declared)") &&
                               Catch::Contains("pageCache: keep") &&

@@ -1,6 +1,7 @@
 // swapd's memory keys: the top-level `memory:` (budgets, auto against a reading of the machine,
-// margin, onProtected, sampleInterval) and a model's `memory`, `pageCache` and `swappable`, each
-// problem at its place; with a budget, ungrouped models no longer swap one another.
+// margin, onProtected, sampleInterval, overlapSwaps) and a model's `memory`, `pageCache` and
+// `swappable`, each problem at its place; with a budget, ungrouped models no longer swap one
+// another.
 #include <catch2/catch.hpp>
 
 #include "tests/config/config_test_util.h"
@@ -25,6 +26,7 @@ memory:
   onProtected: wait
   sampleInterval: 0.5
   evictProtectedKeys: [sk-admin]
+  overlapSwaps: false
 models:
   big:
     cmd: "srv --port ${PORT} -m /models/big.gguf"
@@ -50,6 +52,7 @@ models:
   CHECK(m.wait_for_protected);
   CHECK(m.sample_interval == std::chrono::milliseconds(500));
   CHECK(m.evict_protected_keys == std::vector<std::string>{"sk-admin"});
+  CHECK_FALSE(m.overlap_swaps);
   const ModelConfig& big = Model(r, "big");
   CHECK(big.memory.ram == 10 * kGiB);
   CHECK(big.keep_page_cache);
@@ -75,6 +78,7 @@ TEST_CASE("without a budget, ungrouped models swap as in llama-swap", "[unit][co
   INFO(r.ErrorText());
   REQUIRE(r.ok());
   CHECK_FALSE(r.config->memory.HasBudget());
+  CHECK(r.config->memory.overlap_swaps);  // on by default; it acts only under a budget
   CHECK(r.config->groups.at(std::string(kDefaultGroup)).swap);
   CHECK(r.config->groups.at(std::string(kDefaultGroup)).exclusive);
 }
@@ -108,6 +112,12 @@ models:
   CHECK(At(FindDiag(r, "pageCache: must be keep or auto")) == "12:16");
   CHECK(At(FindDiag(r, "minResidency: expected seconds between 0 and 604800")) == "13:19");
   CHECK(At(FindDiag(r, "prefetch")) == "14:15");
+}
+
+TEST_CASE("memory.overlapSwaps takes true or false", "[unit][config][budget]") {
+  auto r = Parse("memory:\n  ram: 8GiB\n  overlapSwaps: sometimes\nmodels: {}\n");
+  REQUIRE_FALSE(r.ok());
+  CHECK(At(FindDiag(r, "overlapSwaps")) == "3:17");
 }
 
 TEST_CASE("auto budgets are what the machine has minus the margin", "[unit][config][budget]") {

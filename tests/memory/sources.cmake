@@ -5,6 +5,7 @@ list(APPEND SWAPD_TEST_SOURCES
   memory/machine_info_test.cpp
   memory/memory_budget_test.cpp
   memory/memory_meter_test.cpp
+  memory/overlapped_swap_test.cpp
   memory/page_prefetch_test.cpp
   memory/residency_test.cpp
   memory/system_stats_test.cpp
