@@ -2,6 +2,7 @@
 // routes (completions, streaming, embeddings, transcriptions) are in model_routes.cpp.
 #include "tests/fake_backend/server.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +59,13 @@ FakeServer::FakeServer(Options options) : options_(std::move(options)), slots_(o
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // Small JSON answers: without TCP_NODELAY, Nagle and delayed ACKs add ~40 ms to each one.
   server_.set_tcp_nodelay(true);
+  // SO_REUSEADDR, as llama-server's newer cpp-httplib sets it (0.11's default is SO_REUSEPORT):
+  // a port whose last connections still close (FIN-WAIT-2, the proxy's pooled end not yet
+  // closed) can be listened on again at once, and swapd's port probe agrees.
+  server_.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     // Readiness probes poll /health every few milliseconds; logging them would drown the log.
     if (req.path == "/health") return;
