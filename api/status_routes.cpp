@@ -63,6 +63,8 @@ nlohmann::json ApiModels(const Router& router, const Metrics& metrics, const Con
     // each result so that a changed definition shows in --compare.
     item["definition"] =
         definition == config->models.end() ? std::string() : definition->second.slot_key;
+    // Its cmd uses ${SLOT_DIR}: its slots are saved when it stops and restored when it starts.
+    item["slot_cache"] = definition != config->models.end() && !definition->second.slot_dir.empty();
     // Where its requests go now (its ${PORT} moves off a port that was taken); null for a model a
     // reload removed.
     if (definition != config->models.end()) {

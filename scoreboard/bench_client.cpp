@@ -142,6 +142,7 @@ Result<std::vector<ModelState>> BenchClient::Models() const {
         const nlohmann::json files = memory.value("files", nlohmann::json::object());
         if (files.is_object()) m.files = files.value("paths", std::vector<std::string>{});
       }
+      m.slot_cache = item.value("slot_cache", false);
       const nlohmann::json load = item.value("last_load_seconds", nlohmann::json());
       if (load.is_number()) m.last_load_seconds = load.get<double>();
       models.push_back(std::move(m));

@@ -26,6 +26,7 @@ struct ModelState {
   std::string definition;  // the definition hash (ModelConfig::slot_key); "" from older swapds
   std::vector<std::string> files;  // its model files (memory.files.paths); empty when unknown
   bool prefetch = false;           // memory.prefetch: swapd reads its files before a start
+  bool slot_cache = false;         // slot_cache: its cmd uses ${SLOT_DIR}
   double last_load_seconds = -1;   // its last successful start, start to ready; < 0 unknown
 };
 

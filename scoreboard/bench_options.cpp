@@ -181,8 +181,9 @@ std::string BenchUsageText() {
                      allowed to run together (a group with swap: false)
   --swap A,B         the swap between A and B, each way: with one loaded, time a request for the
                      other to its first token and its load, with its model files cold (dropped
-                     from the page cache) and warm (read into it) (repeatable; swapd must run on
-                     this machine, where the files are)
+                     from the page cache) and warm (read into it), and for a model with a slot
+                     cache a 512-token conversation restored after the swap or not (repeatable;
+                     swapd must run on this machine, where the files are)
   --compare-router PATH  the same swaps through llama.cpp's router mode too: PATH is a
                      llama-server, started with the swapped models as presets and --models-max 1
                      (needs --config)

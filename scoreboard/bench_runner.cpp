@@ -146,7 +146,10 @@ BenchOutcome BenchRunner::Run() {
     if (via != nullptr) (void)client_.UnloadAll();
     for (const auto& [a, b] : plan_.swaps) {
       for (const auto& [model, partner] : {std::pair{a, b}, std::pair{b, a}}) {
-        for (const char* cache : {"cold", "warm"}) {
+        std::vector<std::string> caches = {"cold", "warm"};
+        // The router keeps no slots across a swap: the slot rows are swapd's alone.
+        if (via == nullptr && HasSlotCache(model)) caches.insert(caches.end(), {"slot", "no slot"});
+        for (const std::string& cache : caches) {
           outcome.rows.push_back(Swap(model, partner, cache, via));
         }
       }

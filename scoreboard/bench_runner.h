@@ -59,8 +59,10 @@ class BenchRunner {
  private:
   BenchRow Solo(const std::string& model);
   std::pair<BenchRow, BenchRow> Duo(const std::string& a, const std::string& b);
-  // `model` swapped in while `partner` holds the machine, its files `cache` ("cold" or "warm").
-  // `router`: through llama.cpp's router instead of swapd (null: swapd).
+  // `model` swapped in while `partner` holds the machine, its files `cache` ("cold" or "warm"),
+  // or warm with a conversation that its slot cache saved and restored ("slot": the restored slot
+  // used; "no slot": ignored). `router`: through llama.cpp's router instead of swapd (null:
+  // swapd).
   BenchRow Swap(const std::string& model, const std::string& partner, const std::string& cache,
                 const BenchClient* router);
   // One measured swap of row.model into `row`'s lists; false (row.error set) when it failed.
@@ -69,6 +71,8 @@ class BenchRunner {
                 std::vector<double>& read, std::vector<double>& cached);
   // The partner loaded (through swapd or the router); false (row.error set) when it was not.
   bool LoadPartner(BenchRow& row, const BenchClient* router);
+  // Whether swapd saves and restores the model's slots (its cmd uses ${SLOT_DIR}).
+  bool HasSlotCache(const std::string& model) const;
   // Unloads everything, loads `model` and fills row.load_seconds, or row.error.
   bool LoadCold(BenchRow& row, bool unload_first);
   // The quiet check before the runs. False when --strict refuses the row (row.error set).

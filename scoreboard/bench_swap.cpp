@@ -5,7 +5,9 @@
 // the bytes read from the disks meanwhile and the share of the files cached as the request went
 // out complete each run. The page cache is the machine's: the bench must run where swapd runs.
 // With --compare-router the same swaps go through llama.cpp's router (rows `via` it): the partner
-// is loaded by a request for it, and the router reports no load time.
+// is loaded by a request for it, and the router reports no load time. A model with a slot cache
+// gets two more rows through swapd, files warm: a long conversation asked before the swap and
+// again after it, its restored slot used ("slot") or ignored ("no slot": cache_prompt false).
 #include <algorithm>
 
 #include "base/text.h"
@@ -21,6 +23,8 @@ namespace {
 constexpr double kStayedCachedShare = 0.05;
 constexpr int kSwapPromptTokens = 16;
 constexpr int kSwapGenTokens = 4;
+// The conversation a slot row primes before the swap and asks again after it.
+constexpr int kSlotPromptTokens = 512;
 constexpr const char* kViaRouter = "llama.cpp router";
 
 // The share (0..1) of the files' bytes in the page cache; -1 when it cannot be measured.
@@ -37,14 +41,18 @@ void AddDetail(BenchRow& row, const std::string& detail) {
 }
 
 // The request each swap is timed by (and, with `max_tokens` 1, the router's way to load a model).
-nlohmann::json SwapRequest(const std::string& model, int run, int max_tokens) {
+// `prompt_tokens`: the synthetic prompt's length; `cache_prompt`: the backend may reuse its slot.
+nlohmann::json SwapRequest(const std::string& model, int run, int max_tokens,
+                           int prompt_tokens = kSwapPromptTokens, bool cache_prompt = false) {
   return {{"model", model},
-          {"messages", {{{"role", "user"}, {"content", SyntheticPrompt(run, kSwapPromptTokens)}}}},
+          {"messages", {{{"role", "user"}, {"content", SyntheticPrompt(run, prompt_tokens)}}}},
           {"stream", true},
           {"temperature", 0},
           {"max_tokens", max_tokens},
-          {"cache_prompt", false}};
+          {"cache_prompt", cache_prompt}};
 }
+
+bool IsSlotRow(const std::string& cache) { return cache == "slot" || cache == "no slot"; }
 
 // Why a streamed answer failed; "" when it did not.
 std::string AnswerFailure(const Result<ChatStreamStats>& answer) {
@@ -54,6 +62,12 @@ std::string AnswerFailure(const Result<ChatStreamStats>& answer) {
 }
 
 }  // namespace
+
+bool BenchRunner::HasSlotCache(const std::string& model) const {
+  Result<std::vector<ModelState>> models = client_.Models();
+  const ModelState* m = models.ok() ? FindModelState(models.value(), model) : nullptr;
+  return m != nullptr && m->slot_cache;
+}
 
 bool BenchRunner::LoadPartner(BenchRow& row, const BenchClient* router) {
   if (router != nullptr) {
@@ -131,6 +145,17 @@ bool BenchRunner::SwapOnce(BenchRow& row, const std::vector<std::string>& files,
                            const BenchClient* router, std::vector<double>& ttft,
                            std::vector<double>& load, std::vector<double>& read,
                            std::vector<double>& cached) {
+  const bool slot_row = IsSlotRow(row.cache);
+  if (slot_row) {
+    // The conversation first: the model's slot holds it when the partner's load stops the model,
+    // which saves the slot; the model's next start restores it.
+    const std::string why = AnswerFailure(client_.StreamChat(
+        SwapRequest(row.model, run, 1, kSlotPromptTokens, /*cache_prompt=*/true)));
+    if (!why.empty()) {
+      row.error = "the conversation before swap " + std::to_string(run) + ": " + why;
+      return false;
+    }
+  }
   if (!LoadPartner(row, router)) return false;
   if (row.cache == "cold") {
     const double stayed = CachedShare(DropFromPageCache(files));
@@ -153,7 +178,10 @@ bool BenchRunner::SwapOnce(BenchRow& row, const std::vector<std::string>& files,
   const double share = CachedShare(FilesInPageCache(files));
   const uint64_t disk_before = DiskReadBytes();
   const BenchClient& via = router != nullptr ? *router : client_;
-  Result<ChatStreamStats> answer = via.StreamChat(SwapRequest(row.model, run, kSwapGenTokens));
+  Result<ChatStreamStats> answer =
+      slot_row ? via.StreamChat(SwapRequest(row.model, run, kSwapGenTokens, kSlotPromptTokens,
+                                            /*cache_prompt=*/row.cache == "slot"))
+               : via.StreamChat(SwapRequest(row.model, run, kSwapGenTokens));
   const uint64_t disk_after = DiskReadBytes();
   if (const std::string why = AnswerFailure(answer); !why.empty()) {
     row.error = "swap " + std::to_string(run) + ": " + why;
@@ -177,6 +205,13 @@ bool BenchRunner::SwapOnce(BenchRow& row, const std::vector<std::string>& files,
   if (partner_stayed) {
     row.error = row.partner + " stayed loaded: the two may run together, so there was no swap";
     return false;
+  }
+  if (slot_row && row.runs == 0 && answer.value().timings_cache_n >= 0 &&
+      answer.value().timings_prompt_n >= 0) {
+    const ChatStreamStats& s = answer.value();
+    AddDetail(row, std::to_string(s.timings_cache_n) + " of " +
+                       std::to_string(s.timings_cache_n + s.timings_prompt_n) +
+                       " prompt tokens from the restored slot");
   }
   ttft.push_back(answer.value().first_piece_ms);
   load.push_back(load_seconds);

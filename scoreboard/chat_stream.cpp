@@ -72,6 +72,8 @@ void ChatStreamReader::Event(std::string_view data, double at_ms) {
   if (auto timings = event.find("timings"); timings != event.end() && timings->is_object()) {
     stats_.timings_prompt_tps = NumberOr(*timings, "prompt_per_second", -1);
     stats_.timings_decode_tps = NumberOr(*timings, "predicted_per_second", -1);
+    stats_.timings_cache_n = static_cast<int>(NumberOr(*timings, "cache_n", -1));
+    stats_.timings_prompt_n = static_cast<int>(NumberOr(*timings, "prompt_n", -1));
   }
 }
 

@@ -20,6 +20,8 @@ struct ChatStreamStats {
   int usage_completion_tokens = -1;
   double timings_prompt_tps = -1;  // timings.prompt_per_second; -1 when not sent
   double timings_decode_tps = -1;  // timings.predicted_per_second
+  int timings_cache_n = -1;        // timings.cache_n: prompt tokens taken from the slot's cache
+  int timings_prompt_n = -1;       // timings.prompt_n: prompt tokens processed
   bool done = false;               // "data: [DONE]" arrived
   std::string error;               // an error event's message; empty when none
 };

@@ -69,7 +69,9 @@ void FakeServer::HandleCompletion(const httplib::Request& req, httplib::Response
   const int id_slot = body.contains("id_slot") && body["id_slot"].is_number_integer()
                           ? body["id_slot"].get<int>()
                           : -1;
-  const int cached = slots_.Use(Words(job.prompt), job.tokens, id_slot);
+  int cached = slots_.Use(Words(job.prompt), job.tokens, id_slot);
+  // `cache_prompt: false`: llama-server processes the whole prompt (the slot then holds it).
+  if (body.contains("cache_prompt") && body["cache_prompt"] == false) cached = 0;
   job.timings.cache_n = cached;
   job.timings.prompt_n -= cached;
   job.timings.prompt_ms = job.timings.prompt_n * job.timings.prompt_per_token_ms;

@@ -106,6 +106,40 @@ TEST_CASE("swapd bench --swap: each way, cold and warm, the page cache dropped a
   CHECK_THAT(board, Contains("| sw-b | sw-a | warm | swapd |"));
 }
 
+TEST_CASE("swapd bench --swap: a model with a slot cache gets a conversation restored or not",
+          "[integration][bench][swap][slots]") {
+  TempDir dir("swapd-bench-swap");
+  const std::string a = Weights(dir, "a.gguf", size_t{1} << 20);
+  const std::string b = Weights(dir, "b.gguf", size_t{1} << 20);
+  dir.Write("config.yaml", "slotCacheDir: slots\nmodels:\n" +
+                               FakeModelYaml("sl-a", FreeLoopbackPort(),
+                                             "--weights " + a + " --slot-save-path ${SLOT_DIR}") +
+                               FakeModelYaml("sl-b", FreeLoopbackPort(), "--weights " + b));
+  BenchRun run =
+      Bench(dir, std::string(kNeverNoisy) + "--runs 2 --json --store none --swap sl-a,sl-b");
+  INFO("stdout: " << run.out << "\nstderr: " << run.err);
+  CHECK(run.exit_code == 0);
+  const json rows = Rows(run);
+  // sl-a: cold, warm, slot, no slot; sl-b (no ${SLOT_DIR}): cold, warm.
+  REQUIRE(rows.size() == 6);
+  const char* const caches[6] = {"cold", "warm", "slot", "no slot", "cold", "warm"};
+  for (int i = 0; i < 6; ++i) {
+    INFO(rows[i].dump());
+    CHECK(rows[i]["model"] == (i < 4 ? "sl-a" : "sl-b"));
+    CHECK(rows[i]["cache"] == caches[i]);
+    CHECK(rows[i]["error"] == "");
+    CHECK(rows[i]["runs"] == 2);
+    CHECK(rows[i]["page_cache_before"].get<double>() > (i == 0 || i == 4 ? -1.0 : 0.9));
+  }
+  // The restored slot held the conversation: all but its last token came from it; ignored, none.
+  const std::string used = rows[2]["detail"].get<std::string>();
+  const std::string ignored = rows[3]["detail"].get<std::string>();
+  CHECK_THAT(used, Contains("prompt tokens from the restored slot"));
+  CHECK(used.rfind("0 of ", 0) != 0);
+  CHECK_THAT(ignored, Contains("prompt tokens from the restored slot"));
+  CHECK(ignored.rfind("0 of ", 0) == 0);
+}
+
 TEST_CASE("swapd bench --swap: no files to drop, and a pair that runs together, are errors",
           "[integration][bench][swap]") {
   TempDir dir("swapd-bench-swap");

@@ -48,9 +48,12 @@ TEST_CASE("chat stream: llama.cpp timings win; reasoning counts as a piece", "[u
   reader.Feed("data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n" +
                   Delta("ok") +
                   "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}],"
-                  "\"timings\":{\"prompt_per_second\":812.5,\"predicted_per_second\":41.25}}\n\n",
+                  "\"timings\":{\"prompt_per_second\":812.5,\"predicted_per_second\":41.25,"
+                  "\"cache_n\":511,\"prompt_n\":1}}\n\n",
               30);
   CHECK(reader.stats().pieces == 2);
+  CHECK(reader.stats().timings_cache_n == 511);
+  CHECK(reader.stats().timings_prompt_n == 1);
   CHECK(reader.stats().text == "ok");
   RunMeasure m = MeasureRun(reader.stats());
   CHECK(m.from_timings);
