@@ -178,10 +178,9 @@ bool BenchRunner::SwapOnce(BenchRow& row, const std::vector<std::string>& files,
   const double share = CachedShare(FilesInPageCache(files));
   const uint64_t disk_before = DiskReadBytes();
   const BenchClient& via = router != nullptr ? *router : client_;
-  Result<ChatStreamStats> answer =
-      slot_row ? via.StreamChat(SwapRequest(row.model, run, kSwapGenTokens, kSlotPromptTokens,
-                                            /*cache_prompt=*/row.cache == "slot"))
-               : via.StreamChat(SwapRequest(row.model, run, kSwapGenTokens));
+  Result<ChatStreamStats> answer = via.StreamChat(
+      SwapRequest(row.model, run, kSwapGenTokens, slot_row ? kSlotPromptTokens : kSwapPromptTokens,
+                  /*cache_prompt=*/row.cache == "slot"));
   const uint64_t disk_after = DiskReadBytes();
   if (const std::string why = AnswerFailure(answer); !why.empty()) {
     row.error = "swap " + std::to_string(run) + ": " + why;
