@@ -36,7 +36,7 @@ UpstreamProxy::Exchange::~Exchange() {
   if (!proxy) return;  // discarded: the retry is the request that counts
   Done();
   record.usage = scanner.Finish();
-  record.duration = Clock::now() - start_time;
+  if (record.duration == Clock::duration::zero()) record.duration = Clock::now() - start_time;
   record.capture = capture.Finish(record.status);
   if (proxy->on_record_) proxy->on_record_(record);
 }
@@ -191,6 +191,11 @@ DeferredStep UpstreamProxy::Exchange::ReadWholeAnswer(HttpResponse& res, WaitEnd
     res.headers.Set("Content-Length", std::to_string(start.content_length));
   }
   capture.SetResponseHeaders(res.headers, head.content_type);
+  // The record (this destructor) waits until the client has the answer: the bookkeeping then
+  // overlaps the client's next request instead of delaying this one. The backend's part is
+  // over (Done): its connection is back in the pool, the lease released.
+  record.duration = Clock::now() - start_time;
+  res.keep_until_written = shared_from_this();
   return {};
 }
 

@@ -15,7 +15,8 @@ namespace swapd {
 
 // One request's exchange with its backend, shared by Forward and what outlives it: a deferred
 // step waiting for the answer, or the BodyStream of a streamed answer. Used by one thread at a
-// time. Its destructor records the exchange (ProxyRecord).
+// time. Its destructor records the exchange (ProxyRecord); a whole answer's response keeps it
+// until written, so that the record follows the client's answer.
 struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   UpstreamProxy* proxy;  // outlives every response (the HTTP server stops first)
   UpstreamTarget target;

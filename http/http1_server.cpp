@@ -325,7 +325,8 @@ void Http1Server::Resume(const std::shared_ptr<Connection>& c, WaitEnd end, bool
             may_defer)) {
       return;
     }
-    step = DeferredStep();  // what it holds (the backend's exchange) ends before the write
+    // Released before the write; what must outlive it, the response keeps (keep_until_written).
+    step = DeferredStep();
     if (Finish(c)) ServeRequests(c);
   } catch (const std::exception& e) {
     Drop(c, e);

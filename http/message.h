@@ -100,6 +100,10 @@ struct HttpResponse {
   HttpHeaders headers;
   std::string body;                    // unless streamed
   std::unique_ptr<BodyStream> stream;  // a streamed body (chunked), or null
+  // Released once the response is written (or its connection is dropped): work that should
+  // follow the client's answer instead of delaying it runs then (a proxied exchange records
+  // itself, its metrics, history row and capture, in its destructor).
+  std::shared_ptr<const void> keep_until_written;
 
   void SetBody(std::string content, std::string_view content_type) {
     body = std::move(content);

@@ -226,6 +226,41 @@ TEST_CASE("a handler that throws gives 500 with the renderer's error", "[unit][h
   CHECK(answer.find("internal error: boom") != std::string::npos);
 }
 
+TEST_CASE("what a response keeps until written is released after the client has the answer",
+          "[unit][http1]") {
+  // The kept object's release waits until the client has read the answer: released before the
+  // write, it would wait in vain (the answer is not sent until it returns) and say so.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool answer_read = false;
+  std::atomic<int> released{0};
+  std::atomic<bool> released_after_read{false};
+  auto keep = [&](const HttpRequest&, HttpResponse& res, RequestContext&) {
+    res.SetBody("answer", "text/plain");
+    res.keep_until_written = std::shared_ptr<const void>(new int(0), [&](const int* p) {
+      delete p;
+      std::unique_lock lock(mu);
+      released_after_read = cv.wait_for(lock, 20s, [&] { return answer_read; });
+      ++released;
+    });
+  };
+  Server server(keep);
+  RawConnection c(server.port());
+  REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
+  CHECK(c.ReadUntil("answer").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  {
+    std::lock_guard lock(mu);
+    answer_read = true;
+  }
+  cv.notify_all();
+  REQUIRE(WaitFor([&] { return released.load() == 1; }, 30s));
+  CHECK(released_after_read);
+  // The connection serves its next request once the release is done.
+  REQUIRE(c.Send("GET / HTTP/1.1\r\n\r\n"));
+  CHECK(c.ReadUntil("answer").rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  REQUIRE(WaitFor([&] { return released.load() == 2; }, 30s));
+}
+
 // Counts the handlers that have started; waits until enough have. Thread safe.
 class Arrivals {
  public:
