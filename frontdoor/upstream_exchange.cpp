@@ -63,7 +63,10 @@ UpstreamProxy::Exchange::Sent UpstreamProxy::Exchange::Send(std::string_view req
     // The answer is awaited in the server's epoll set; on a reused connection with the request
     // kept, for AwaitHead to send it again.
     if (sent && may_defer && connection->can_defer()) {
-      if (reused) resend.assign(request_head).append(request_body);
+      if (reused) {
+        resend.reserve(request_head.size() + request_body.size());
+        resend.assign(request_head).append(request_body);
+      }
       return Sent::kHeadPending;
     }
     if (sent && connection->ReadHead(head_request, start, failure, ctx)) return Sent::kHeadRead;

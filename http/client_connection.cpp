@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <utility>
@@ -27,6 +28,16 @@ constexpr uint64_t kLingerBytes = 1ull << 30;
 bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
 
 iovec Iov(std::string_view s) { return {const_cast<char*>(s.data()), s.size()}; }
+
+void AppendDecimal(std::string& out, uint64_t n) {
+  char digits[20];
+  auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), n);
+  out.append(digits, end);
+}
+
+// The head of the response being written on this thread: its capacity stays for the next one
+// (a head is built and sent before the thread writes anything else).
+thread_local std::string response_head;
 
 }  // namespace
 
@@ -263,8 +274,12 @@ bool ClientConnection::WriteResponse(HttpResponse& res, const std::atomic<bool>&
   const bool chunked = streamed && minor_version_ == 1;
   bool keep_alive = keep_alive_ && !(streamed && !chunked) && !stopping;
 
-  std::string head =
-      "HTTP/1.1 " + std::to_string(res.status) + " " + ReasonPhrase(res.status) + "\r\n";
+  std::string& head = response_head;
+  head.assign("HTTP/1.1 ");
+  AppendDecimal(head, static_cast<uint64_t>(res.status));
+  head += ' ';
+  head += ReasonPhrase(res.status);
+  head += "\r\n";
   for (const auto& [name, value] : res.headers) {
     if (EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
         EqualsIgnoreCase(name, "Connection") || EqualsIgnoreCase(name, "Keep-Alive")) {
@@ -284,7 +299,9 @@ bool ClientConnection::WriteResponse(HttpResponse& res, const std::atomic<bool>&
       head += res.headers.Get("Content-Length");
       head += "\r\n";
     } else if (!streamed) {
-      head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+      head += "Content-Length: ";
+      AppendDecimal(head, res.body.size());
+      head += "\r\n";
     }
   }
   if (!keep_alive) {

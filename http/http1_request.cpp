@@ -1,5 +1,7 @@
 #include "http/http1_request.h"
 
+#include <algorithm>
+
 #include "base/text.h"
 #include "http/http1_syntax.h"
 
@@ -61,6 +63,8 @@ bool ParseRequestHead(std::string_view head, size_t max_fields, RequestHead& out
   std::string_view line = head.substr(0, eol);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (!ParseRequestLine(line, out, error)) return false;
+  // A field per line at most: one allocation, where growing field by field took several.
+  out.headers.Reserve(std::min<size_t>(max_fields, std::count(head.begin(), head.end(), '\n')));
 
   bool has_length = false;
   bool has_transfer_encoding = false;

@@ -320,11 +320,16 @@ void Http1Server::Resume(const std::shared_ptr<Connection>& c, WaitEnd end, bool
   try {
     // The socket stays in the epoll set, disarmed: the next wait re-arms it.
     DeferredStep step = std::move(c->step);
-    if (!Respond(
-            c, [&](RequestContext& context) { return step.resume(*c->res, end, context); },
-            may_defer)) {
-      return;
-    }
+    // One reference captured: small enough for std::function to hold without allocating.
+    struct Call {
+      DeferredStep& step;
+      HttpResponse& res;
+      WaitEnd end;
+    } call{step, *c->res, end};
+    auto resume = [&call](RequestContext& context) {
+      return call.step.resume(call.res, call.end, context);
+    };
+    if (!Respond(c, resume, may_defer)) return;
     // Released before the write; what must outlive it, the response keeps (keep_until_written).
     step = DeferredStep();
     if (Finish(c)) ServeRequests(c);

@@ -1,6 +1,7 @@
 #include "http/message.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "base/proxy_url.h"
 #include "http/http1_syntax.h"
@@ -73,7 +74,11 @@ std::string FormatRequestHead(const ProxyUrl& url, std::string_view method, std:
     head += "\r\n";
   }
   if (body_size > 0 || method == "POST" || method == "PUT" || method == "PATCH") {
-    head += "Content-Length: " + std::to_string(body_size) + "\r\n";
+    char digits[20];
+    auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), body_size);
+    head += "Content-Length: ";
+    head.append(digits, end);
+    head += "\r\n";
   }
   head += "\r\n";
   return head;

@@ -33,6 +33,7 @@ class HttpHeaders {
     const Field* f = Find(name);
     return f == nullptr ? std::string_view() : std::string_view(f->second);
   }
+  void Reserve(size_t fields) { fields_.reserve(fields); }
   void Clear() { fields_.clear(); }
   bool empty() const { return fields_.empty(); }
   size_t size() const { return fields_.size(); }
