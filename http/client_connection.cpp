@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <utility>
@@ -28,12 +27,6 @@ constexpr uint64_t kLingerBytes = 1ull << 30;
 bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
 
 iovec Iov(std::string_view s) { return {const_cast<char*>(s.data()), s.size()}; }
-
-void AppendDecimal(std::string& out, uint64_t n) {
-  char digits[20];
-  auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), n);
-  out.append(digits, end);
-}
 
 // The head of the response being written on this thread: its capacity stays for the next one
 // (a head is built and sent before the thread writes anything else).

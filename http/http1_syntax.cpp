@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 namespace swapd {
 
@@ -47,6 +48,12 @@ bool ParseDecimal(std::string_view s, uint64_t& out) {
   if (s.empty() || s.size() > 18 || s.front() < '0' || s.front() > '9') return false;
   auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), out);
   return error == std::errc() && end == s.data() + s.size();
+}
+
+void AppendDecimal(std::string& out, uint64_t n) {
+  char digits[20];  // UINT64_MAX has 20 digits
+  const auto written = std::to_chars(std::begin(digits), std::end(digits), n);
+  out.append(digits, written.ptr);
 }
 
 bool SplitFieldLine(std::string_view line, std::string_view& name, std::string_view& value) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace swapd {
@@ -22,6 +23,9 @@ bool ListContains(std::string_view list, std::string_view token);
 
 // A non-negative decimal of at most 18 digits, nothing else.
 bool ParseDecimal(std::string_view s, uint64_t& out);
+
+// Appends `n` in decimal (a Content-Length, a status), without a temporary string.
+void AppendDecimal(std::string& out, uint64_t n);
 
 // Splits "Name: value" (value trimmed). False for a line that is not a field: no colon, an empty
 // name, or whitespace before the colon or at the start (obsolete line folding).

@@ -1,7 +1,6 @@
 #include "http/message.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "base/proxy_url.h"
 #include "http/http1_syntax.h"
@@ -74,10 +73,8 @@ std::string FormatRequestHead(const ProxyUrl& url, std::string_view method, std:
     head += "\r\n";
   }
   if (body_size > 0 || method == "POST" || method == "PUT" || method == "PATCH") {
-    char digits[20];
-    auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), body_size);
     head += "Content-Length: ";
-    head.append(digits, end);
+    AppendDecimal(head, body_size);
     head += "\r\n";
   }
   head += "\r\n";
