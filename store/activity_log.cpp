@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "base/thread_name.h"
@@ -10,7 +11,10 @@ namespace swapd {
 namespace {
 
 constexpr auto kWarnEvery = std::chrono::minutes(1);
-// The newest kMaxRows rows are kept: pruned after this many rows were written.
+// The newest rows are kept (max_rows): pruned after this many rows were written, once the writer
+// finds no row waiting (a lull), or after max_rows / 2 of them whatever waits. Pruning costs about
+// what writing did (each row leaves the table and both indexes), so a flood of requests pays it
+// after the flood, not during it: 1.4 us a row of the writer's CPU.
 constexpr uint64_t kPruneEvery = 256;
 // The rows that come within kGather of the first one waiting go in its transaction (up to
 // kGatherRows of them). A writer that took what was there at once wrote a transaction per row or
@@ -70,8 +74,12 @@ std::string ActivityMetricsText(const ActivityLog& log) {
 }
 
 ActivityLog::ActivityLog(std::unique_ptr<ActivityStore> store,
-                         std::function<void(int64_t id)> on_recorded, CaptureStore* captures)
-    : store_(std::move(store)), on_recorded_(std::move(on_recorded)), captures_(captures) {
+                         std::function<void(int64_t id)> on_recorded, CaptureStore* captures,
+                         int64_t max_rows)
+    : store_(std::move(store)),
+      on_recorded_(std::move(on_recorded)),
+      captures_(captures),
+      max_rows_(max_rows) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -95,7 +103,7 @@ void ActivityLog::Record(ActivityEntry entry, std::shared_ptr<const RequestCaptu
     // While the writer is behind (a slow disk), the captures waiting for their ids are bounded
     // by the buffer too: beyond it they would only push one another out.
     if (capture && captures_) {
-      const size_t bytes = capture->Bytes();
+      const size_t bytes = CaptureStore::BytesOf(*capture);
       if (queued_capture_bytes_ + bytes <= captures_->capacity()) {
         queued_capture_bytes_ += bytes;
       } else {
@@ -134,23 +142,35 @@ void ActivityLog::Loop() {
   NameThisThread("swapd-activity");
   std::chrono::steady_clock::time_point warned_at{};
   uint64_t since_prune = 0;
+  // The batch's vectors trade places with the queue's, so that each keeps its capacity: a queue
+  // grown again from nothing for every batch took a few reallocations of up to hundreds of KiB
+  // each, on the requests' threads (and glibc consolidates its free lists for every large one).
+  std::vector<ActivityEntry> batch;
+  std::vector<std::shared_ptr<const RequestCapture>> captures;
   std::unique_lock lock(mu_);
+  queue_.reserve(kGatherRows);
+  queued_captures_.reserve(kGatherRows);
   for (;;) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) break;  // stopping, and everything written
     wake_.wait_for(lock, kGather,
                    [&] { return stop_ || flushing_ > 0 || queue_.size() >= kGatherRows; });
-    std::vector<ActivityEntry> batch;
-    batch.swap(queue_);
-    std::vector<std::shared_ptr<const RequestCapture>> captures;
+    batch.swap(queue_);  // both emptied below, outside the lock
     captures.swap(queued_captures_);
     queued_capture_bytes_ = 0;
     lock.unlock();
     Result<std::vector<int64_t>> ids = store_->Insert(batch);
     Status pruned = Status::Ok();
-    if (ids.ok() && (since_prune += batch.size()) >= kPruneEvery) {
-      since_prune = 0;
-      pruned = store_->Prune(kMaxRows);
+    if (ids.ok() && (since_prune += batch.size()) >= std::min<uint64_t>(kPruneEvery, max_rows_)) {
+      bool lull = false;
+      {
+        std::lock_guard peek(mu_);
+        lull = queue_.empty();
+      }
+      if (lull || since_prune >= static_cast<uint64_t>(max_rows_ / 2)) {
+        since_prune = 0;
+        pruned = store_->Prune(max_rows_);
+      }
     }
     const Status& failure = ids.ok() ? pruned : ids.status();
     if (!failure.ok() && std::chrono::steady_clock::now() - warned_at >= kWarnEvery) {
@@ -160,15 +180,18 @@ void ActivityLog::Loop() {
     // Before the event: a reader that fetches the rows on it sees their has_capture.
     if (ids.ok() && captures_ && ids.value().size() == captures.size()) {
       for (size_t i = 0; i < captures.size(); ++i) {
-        if (captures[i]) captures_->Add(ids.value()[i], std::move(captures[i]));
+        if (captures[i]) captures_->Add(ids.value()[i], *captures[i]);
       }
     }
     // One event per batch, the newest row's id: a reader refetches the history on it, and a
     // busy server's batches hold hundreds of rows (an event each would cost every reader a wake).
     if (ids.ok() && !ids.value().empty() && on_recorded_) on_recorded_(ids.value().back());
+    const size_t written = batch.size();
+    batch.clear();
+    captures.clear();
     lock.lock();
-    if (!ids.ok()) failed_ += batch.size();
-    done_ += batch.size();
+    if (!ids.ok()) failed_ += written;
+    done_ += written;
     written_.notify_all();
   }
 }

@@ -1,12 +1,13 @@
 // ActivityLog: records each request in the ActivityStore without holding the request up. Record()
 // only queues (at most kQueue entries; beyond that, as when the disk is slower than the requests,
 // entries are dropped and counted). One thread writes what is queued in one transaction (what
-// comes within 50 ms of the first waiting row, up to 1000 rows), keeps the newest kMaxRows rows,
-// and tells `on_recorded` the newest row's id of each transaction (the /api/events `activity`
-// event: rows written together are told once). A write that fails (disk full, a locked or broken
-// database) is logged at most once a minute and counted; the requests were served all the same. A
-// request's capture (ProxyRecord::capture) goes into the CaptureStore under its row's id once the
-// row is written (see store/capture_store.h).
+// comes within 50 ms of the first waiting row, up to 1000 rows), keeps the newest kMaxRows rows
+// (pruned when no row waits, so that a flood of requests pays for it after the flood; never more
+// than half as many again), and tells `on_recorded` the newest row's id of each transaction (the
+// /api/events `activity` event: rows written together are told once). A write that fails (disk
+// full, a locked or broken database) is logged at most once a minute and counted; the requests were
+// served all the same. A request's capture (ProxyRecord::capture) goes into the CaptureStore under
+// its row's id once the row is written (see store/capture_store.h).
 #pragma once
 
 #include <condition_variable>
@@ -40,9 +41,9 @@ class ActivityLog {
   static constexpr size_t kQueue = 10000;
   static constexpr int64_t kMaxRows = 100000;
 
-  // `captures` (may be null: none are kept) must outlive the log.
+  // `captures` (may be null: none are kept) must outlive the log. `max_rows`: the rows kept.
   ActivityLog(std::unique_ptr<ActivityStore> store, std::function<void(int64_t id)> on_recorded,
-              CaptureStore* captures = nullptr);
+              CaptureStore* captures = nullptr, int64_t max_rows = kMaxRows);
   ~ActivityLog();  // writes what is queued, then stops
   ActivityLog(const ActivityLog&) = delete;
   ActivityLog& operator=(const ActivityLog&) = delete;
@@ -62,6 +63,7 @@ class ActivityLog {
   const std::unique_ptr<ActivityStore> store_;
   const std::function<void(int64_t)> on_recorded_;
   CaptureStore* const captures_;
+  const int64_t max_rows_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable written_;

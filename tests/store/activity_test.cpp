@@ -208,6 +208,23 @@ TEST_CASE("ActivityLog writes off the caller's thread and tells the newest id of
   CHECK(log.failed() == 0);
 }
 
+TEST_CASE("ActivityLog keeps the newest rows, pruned once no row waits", "[unit][activity]") {
+  auto store = ActivityStore::Open(":memory:");
+  REQUIRE(store.ok());
+  constexpr int64_t kKept = 8;
+  ActivityLog log(std::move(store).value(), nullptr, nullptr, kKept);
+  for (int i = 0; i < 100; ++i) log.Record(Entry("m", 1000 + i, i, 1));
+  log.Flush();  // the last write finds the queue empty: the writer prunes
+  const ActivityPage page = log.store().List(ActivityQuery()).value();
+  // At most kKept, and the rows of one more prune's worth written after the last prune.
+  CHECK(page.total >= kKept);
+  CHECK(page.total < 2 * kKept);
+  const std::vector<int64_t> ids = Ids(page);
+  REQUIRE(static_cast<int64_t>(ids.size()) == page.total);
+  CHECK(ids.front() == 100);  // the newest first, with none missing after the oldest kept
+  CHECK(ids.back() == 100 - page.total + 1);
+}
+
 json Activity(const std::string& url, const std::string& query = "") {
   HttpReply reply = HttpGet(url, "/api/metrics/activity" + query);
   REQUIRE(reply.status == 200);
