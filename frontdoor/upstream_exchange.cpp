@@ -154,7 +154,7 @@ DeferredStep UpstreamProxy::Exchange::OnHead(HttpResponse& res, RequestContext& 
   if (inflight) inflight->SetResponseHeaders(start.headers);
   record.content_type = head.content_type;
   scanner = UsageScanner(head.sse);
-  const bool whole =
+  whole =
       start.framing == BodyFraming::kNone || (!head.sse && start.framing == BodyFraming::kLength &&
                                               start.content_length <= kMaxBufferedBody);
   if (!whole) {
@@ -183,6 +183,9 @@ DeferredStep UpstreamProxy::Exchange::ReadWholeAnswer(HttpResponse& res, WaitEnd
     body.append(piece);
   }
   Done();
+  // Read where it lies: the usage, and the capture's one copy (a buffer of its exact size).
+  scanner.ScanWhole(body);
+  capture.AddResponseBytes(body);
   if (!target.peer.empty() && start.status >= 400 && !IsJson(head.content_type)) {
     return PeerErrorAnswer(res);
   }
@@ -262,8 +265,10 @@ bool UpstreamProxy::Exchange::Read(std::string_view& piece, bool& done, Status& 
   if (connection->ReadBody(piece, done, why, ctx, would_block)) {
     record.bytes += piece.size();
     if (inflight) inflight->AddResponseBytes(piece.size());
-    scanner.Feed(piece);
-    capture.AddResponseBytes(piece);
+    if (!whole) {  // a whole answer is read once complete (ReadWholeAnswer)
+      scanner.Feed(piece);
+      capture.AddResponseBytes(piece);
+    }
     return true;
   }
   if (would_block != nullptr && *would_block) return false;

@@ -25,8 +25,9 @@ struct UpstreamProxy::Exchange : std::enable_shared_from_this<Exchange> {
   bool head_seen = false;  // the answer's head has been read (into `start`)
   bool finished = false;   // the body was passed on whole (or its failure reported)
   ResponseStart start;
-  ResponseHead head;  // what the client's response takes of `start`
-  std::string body;   // a whole answer, as far as it has come
+  ResponseHead head;   // what the client's response takes of `start`
+  bool whole = false;  // the answer takes the whole-answer path
+  std::string body;    // a whole answer, as far as it has come
   UsageScanner scanner{false};
   ProxyRecord record;
   std::chrono::steady_clock::time_point start_time = std::chrono::steady_clock::now();
