@@ -83,6 +83,12 @@ nlohmann::json HeaderSnapshot::ToJson() const {
 
 size_t HeaderSnapshot::Bytes() const { return HeapBytes(buffer_); }
 
+HeaderSnapshot HeaderSnapshot::FromEncoded(std::string_view encoded) {
+  HeaderSnapshot snapshot;
+  snapshot.buffer_ = std::string(encoded);
+  return snapshot;
+}
+
 std::string CanonicalHeaderName(std::string_view name) {
   std::string out(name);
   bool upper = true;

@@ -35,6 +35,10 @@ class HeaderSnapshot {
   // The heap bytes it holds (its buffer's allocation; see HeapBytes).
   size_t Bytes() const;
 
+  // Its encoded fields, as kept (to be stored elsewhere), and a snapshot of them again.
+  std::string_view encoded() const { return buffer_; }
+  static HeaderSnapshot FromEncoded(std::string_view encoded);
+
  private:
   template <typename Fields>
   void AddAll(const Fields& fields, bool (*skip)(std::string_view));

@@ -73,10 +73,6 @@ std::shared_ptr<const RequestCapture> CaptureBuilder::Finish(int status) {
     capture_->resp_body.reset();
   } else if (parts_.resp_body && !capture_->resp_body) {
     capture_->resp_body.emplace();  // an empty answer
-  } else if (capture_->resp_body) {
-    // What appending left spare would be held as long as the capture is.
-    std::string& body = *capture_->resp_body;
-    if (body.capacity() - body.size() > body.size() / 4) body.shrink_to_fit();
   }
   if (capture_->Bytes() > limit_) capture_.reset();
   return std::move(capture_);

@@ -5,9 +5,9 @@
 // table's). The proxy builds one only when captures are on (ProxyRequest::capture_limit > 0), so
 // that a request costs no copy otherwise; it stops copying and drops the capture once it outgrows
 // the limit (it would not fit in the buffer anyway). A capture is a handful of allocations (the
-// path, one per header map, the bodies), and Bytes() counts them as malloc takes them: the buffer
-// bounds the memory captures really hold. Built by one thread; immutable once handed on (shared
-// as const).
+// path, one per header map, the bodies), and Bytes() counts them as malloc takes them, while the
+// request is under way; the CaptureStore then copies its bytes into its ring (CaptureStore::BytesOf
+// counts them there). Built by one thread; immutable once handed on (shared as const).
 #pragma once
 
 #include <cstddef>

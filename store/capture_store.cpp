@@ -1,30 +1,122 @@
 #include "store/capture_store.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string_view>
 
 namespace swapd {
+namespace {
+
+// The ring's first size; it doubles as it fills, up to the capacity.
+constexpr size_t kFirstRing = size_t{64} << 10;
+
+// A capture's parts, in the order they are laid out; empty for a part not kept.
+std::array<std::string_view, 5> PartsOf(const RequestCapture& c) {
+  auto text = [](const std::optional<std::string>& s) { return s ? std::string_view(*s) : ""; };
+  auto headers = [](const std::optional<HeaderSnapshot>& h) {
+    return h ? h->encoded() : std::string_view();
+  };
+  return {c.req_path, headers(c.req_headers), text(c.req_body), headers(c.resp_headers),
+          text(c.resp_body)};
+}
+
+}  // namespace
+
+size_t CaptureStore::Held::size() const {
+  size_t n = 0;
+  for (size_t length : lengths) n += length;
+  return n;
+}
 
 CaptureStore::CaptureStore(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+size_t CaptureStore::BytesOf(const RequestCapture& capture) {
+  size_t n = sizeof(Held);
+  for (std::string_view part : PartsOf(capture)) n += part.size();
+  return n;
+}
 
 void CaptureStore::SetCapacity(size_t capacity_bytes) {
   std::lock_guard lock(mu_);
   capacity_ = capacity_bytes;
-  MakeRoom(0);
+  while (!held_.empty() && bytes_ > capacity_bytes) {
+    bytes_ -= held_.front().size() + sizeof(Held);
+    held_.pop_front();
+  }
+  size_t used = 0;
+  for (const Held& h : held_) used += h.size();
+  Relayout(capacity_bytes == 0 ? 0 : std::min(capacity_bytes, std::max(kFirstRing, 2 * used)));
 }
 
-bool CaptureStore::Add(int64_t id, std::shared_ptr<const RequestCapture> capture) {
-  if (!capture) return false;
-  const size_t bytes = capture->Bytes() + kEntryBytes;
+bool CaptureStore::Add(int64_t id, const RequestCapture& capture) {
+  const size_t need = BytesOf(capture);
   std::lock_guard lock(mu_);
-  if (bytes > capacity_) return false;
-  while (!held_.empty() && held_.back().id >= id) {  // a new history
-    bytes_ -= held_.back().bytes;
-    held_.pop_back();
+  if (need > capacity_) return false;
+  if (!held_.empty() && held_.back().id >= id) {  // a new history
+    while (!held_.empty() && held_.back().id >= id) {
+      bytes_ -= held_.back().size() + sizeof(Held);
+      held_.pop_back();
+    }
+    head_ = held_.empty() ? 0 : held_.back().offset + held_.back().size();
   }
-  MakeRoom(bytes);
-  held_.push_back(Held{id, std::move(capture), bytes});
-  bytes_ += bytes;
+  while (!held_.empty() && bytes_ + need > capacity_) {
+    bytes_ -= held_.front().size() + sizeof(Held);
+    held_.pop_front();
+  }
+  const size_t n = need - sizeof(Held);
+  Held entry;
+  entry.id = id;
+  entry.offset = Place(n);
+  const std::array<std::string_view, 5> parts = PartsOf(capture);
+  const bool present[kParts] = {true, capture.req_headers.has_value(), capture.req_body.has_value(),
+                                capture.resp_headers.has_value(), capture.resp_body.has_value()};
+  size_t at = entry.offset;
+  for (size_t p = 0; p < kParts; ++p) {
+    if (!parts[p].empty()) std::memcpy(ring_.get() + at, parts[p].data(), parts[p].size());
+    at += parts[p].size();
+    entry.lengths[p] = parts[p].size();
+    if (present[p]) entry.present |= 1u << p;
+  }
+  held_.push_back(entry);
+  head_ = at;
+  bytes_ += need;
   return true;
+}
+
+size_t CaptureStore::Place(size_t n) {
+  auto drop_oldest = [&] {
+    bytes_ -= held_.front().size() + sizeof(Held);
+    held_.pop_front();
+  };
+  if (head_ + n > ring_size_ && ring_size_ < capacity_) {
+    Relayout(std::min<size_t>(capacity_, std::max({kFirstRing, 2 * ring_size_, head_ + n})));
+  }
+  size_t at = head_;
+  if (at + n > ring_size_) {
+    // Back to the start: what the lap before left past head_ is older than everything from 0.
+    while (!held_.empty() && held_.front().offset >= head_) drop_oldest();
+    at = 0;
+  }
+  // The oldest entries lie just past `at` (a lap is written in order): those in its way go.
+  while (!held_.empty() && held_.front().offset < at + n &&
+         at < held_.front().offset + held_.front().size()) {
+    drop_oldest();
+  }
+  return at;
+}
+
+void CaptureStore::Relayout(size_t size) {
+  std::unique_ptr<char[]> ring = size == 0 ? nullptr : std::unique_ptr<char[]>(new char[size]);
+  size_t at = 0;
+  for (Held& h : held_) {
+    const size_t n = h.size();
+    if (n > 0) std::memcpy(ring.get() + at, ring_.get() + h.offset, n);
+    h.offset = at;
+    at += n;
+  }
+  ring_ = std::move(ring);
+  ring_size_ = size;
+  head_ = at;
 }
 
 std::deque<CaptureStore::Held>::const_iterator CaptureStore::FindLocked(int64_t id) const {
@@ -36,7 +128,21 @@ std::deque<CaptureStore::Held>::const_iterator CaptureStore::FindLocked(int64_t 
 std::shared_ptr<const RequestCapture> CaptureStore::Find(int64_t id) const {
   std::lock_guard lock(mu_);
   auto it = FindLocked(id);
-  return it == held_.end() ? nullptr : it->capture;
+  if (it == held_.end()) return nullptr;
+  std::array<std::string_view, kParts> parts;
+  size_t at = it->offset;
+  for (size_t p = 0; p < kParts; ++p) {
+    parts[p] = std::string_view(ring_.get() + at, it->lengths[p]);
+    at += it->lengths[p];
+  }
+  auto kept = [&](Part p) { return (it->present & (1u << p)) != 0; };
+  auto capture = std::make_shared<RequestCapture>();
+  capture->req_path = std::string(parts[kPath]);
+  if (kept(kReqHeaders)) capture->req_headers = HeaderSnapshot::FromEncoded(parts[kReqHeaders]);
+  if (kept(kReqBody)) capture->req_body = std::string(parts[kReqBody]);
+  if (kept(kRespHeaders)) capture->resp_headers = HeaderSnapshot::FromEncoded(parts[kRespHeaders]);
+  if (kept(kRespBody)) capture->resp_body = std::string(parts[kRespBody]);
+  return capture;
 }
 
 bool CaptureStore::Has(int64_t id) const {
@@ -54,13 +160,6 @@ size_t CaptureStore::bytes() const {
 size_t CaptureStore::size() const {
   std::lock_guard lock(mu_);
   return held_.size();
-}
-
-void CaptureStore::MakeRoom(size_t room) {
-  while (!held_.empty() && bytes_ + room > capacity_) {
-    bytes_ -= held_.front().bytes;
-    held_.pop_front();
-  }
 }
 
 }  // namespace swapd

@@ -1,7 +1,7 @@
 // CaptureStore: the captures of recent requests (GET /api/captures/{id}), by activity row id, in
-// memory, at most captureBuffer bytes together (RequestCapture::Bytes); the oldest go first to
-// make room, and a capture bigger than the whole buffer is not kept. Not persisted: llama-swap's
-// captures do not outlive the process either.
+// memory, at most captureBuffer bytes together (BytesOf); the oldest go first to make room, and a
+// capture bigger than the whole buffer is not kept. Not persisted: llama-swap's captures do not
+// outlive the process either.
 //
 // How a capture gets its row's id: the proxy's record carries the capture (ProxyRecord::capture)
 // to ActivityLog::Record, which queues it beside the row; the log's writer thread learns the row's
@@ -9,10 +9,15 @@
 // of that row goes out (GET /api/metrics/activity may list the row a moment before: has_capture
 // false until then). The request itself never waits for any of it.
 //
-// Held in one deque in id order (the ids only grow), so that a capture costs no node of its own
-// and Find is a binary search. Thread safe.
+// The captures' bytes are copied into one ring buffer, each contiguous, the oldest overwritten
+// first; an entry per capture (in a deque, in id order: the ids only grow) says where its parts
+// are. Holding each capture's own allocations instead (five or so, a few MiB of them at once, each
+// freed long after it was made) made the allocator walk cold memory on every request: a quarter
+// of swapd's CPU per request under a flood of small ones (bench/README.md). The ring grows as it
+// fills, up to the buffer's size, and a reload's new size lays it out again. Thread safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -31,14 +36,15 @@ class CaptureStore {
   // A reload's captureBuffer: a smaller one drops the oldest captures until the rest fit; 0 drops
   // them all and keeps none.
   void SetCapacity(size_t capacity_bytes);
-  // What a capture takes here beside its own Bytes(): its entry.
-  static constexpr size_t kEntryBytes = 32;
+
+  // What `capture` takes here, counted against the capacity: its parts' bytes and its entry.
+  static size_t BytesOf(const RequestCapture& capture);
 
   // False when it was not kept: captures are off, or it is bigger than the whole buffer. An id
   // not above every id held starts a new history (the store's ids began again): the captures of
   // that id and above go.
-  bool Add(int64_t id, std::shared_ptr<const RequestCapture> capture);
-  // Null when unknown or dropped.
+  bool Add(int64_t id, const RequestCapture& capture);
+  // A copy of the capture; null when unknown or dropped.
   std::shared_ptr<const RequestCapture> Find(int64_t id) const;
   bool Has(int64_t id) const;
 
@@ -47,21 +53,31 @@ class CaptureStore {
   size_t size() const;
 
  private:
+  enum Part { kPath, kReqHeaders, kReqBody, kRespHeaders, kRespBody, kParts };
   struct Held {
     int64_t id = 0;
-    std::shared_ptr<const RequestCapture> capture;
-    size_t bytes = 0;  // with kEntryBytes
+    size_t offset = 0;                   // of its first part in the ring
+    std::array<size_t, kParts> lengths;  // its parts, one after the other
+    unsigned present = 0;                // bit p: part p was kept (the optionals)
+    size_t size() const;                 // of its parts together
   };
+
   // The entry of `id`, or held_.end().
   std::deque<Held>::const_iterator FindLocked(int64_t id) const;
-  // Drops the oldest until `bytes_ + room` fits in the capacity. Called with mu_ held.
-  void MakeRoom(size_t room);
+  // Where `n` more bytes go, the entries they overwrite dropped. mu_ held.
+  size_t Place(size_t n);
+  // A ring of `size` bytes holding the newest entries that fit in the capacity, laid out from 0.
+  // mu_ held.
+  void Relayout(size_t size);
 
   mutable std::mutex mu_;
   // Written under mu_; read without it by capacity(), which every request's record asks.
   std::atomic<size_t> capacity_;
-  size_t bytes_ = 0;       // Guarded by mu_
-  std::deque<Held> held_;  // Guarded by mu_; oldest (lowest id) first
+  std::unique_ptr<char[]> ring_;  // Guarded by mu_ (all below)
+  size_t ring_size_ = 0;
+  size_t head_ = 0;  // where the next capture's bytes go
+  size_t bytes_ = 0;
+  std::deque<Held> held_;  // oldest (lowest id) first
 };
 
 }  // namespace swapd

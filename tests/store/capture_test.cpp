@@ -10,7 +10,9 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "base/base64.h"
 #include "frontdoor/request_capture.h"
@@ -112,43 +114,105 @@ TEST_CASE("CaptureBuilder: a stream longer than the buffer is dropped, and stops
   CHECK(big_request.Finish(200) == nullptr);
 }
 
+// Whether two captures hold the same parts.
+bool Same(const RequestCapture& a, const RequestCapture& b) {
+  auto headers = [](const std::optional<HeaderSnapshot>& h) {
+    return h ? std::optional<std::string>(h->encoded()) : std::nullopt;
+  };
+  return a.req_path == b.req_path && headers(a.req_headers) == headers(b.req_headers) &&
+         a.req_body == b.req_body && headers(a.resp_headers) == headers(b.resp_headers) &&
+         a.resp_body == b.resp_body;
+}
+
 TEST_CASE("CaptureStore: bounded bytes, oldest out first, oversize refused, shrink on reload",
           "[unit][captures]") {
   auto a = CaptureOf(1000), b = CaptureOf(1000), c = CaptureOf(1000);
-  const size_t each = a->Bytes() + CaptureStore::kEntryBytes;
+  const size_t each = CaptureStore::BytesOf(*a);
+  CHECK(each > 1000);
+  CHECK(each < a->Bytes());  // the ring holds the bytes, without each allocation's overhead
   CaptureStore store(2 * each + each / 2);  // room for two
-  CHECK(store.Add(1, a));
-  CHECK(store.Add(2, b));
+  CHECK(store.Add(1, *a));
+  CHECK(store.Add(2, *b));
   CHECK(store.Has(1));
   CHECK(store.bytes() == 2 * each);
-  CHECK(store.Add(3, c));
+  CHECK(store.Add(3, *c));
   CHECK_FALSE(store.Has(1));  // the oldest went
   CHECK(store.Has(2));
-  CHECK(store.Find(3) == c);
+  REQUIRE(store.Find(3) != nullptr);
+  CHECK(Same(*store.Find(3), *c));
   CHECK(store.Find(1) == nullptr);
   CHECK(store.size() == 2);
 
   // Bigger than the whole buffer: not kept, and nothing dropped for it.
-  CHECK_FALSE(store.Add(4, CaptureOf(3 * each)));
+  CHECK_FALSE(store.Add(4, *CaptureOf(3 * each)));
   CHECK(store.Has(2));
   CHECK(store.Has(3));
 
   // The ids began again (a new history): what was held from that id on goes.
-  CHECK(store.Add(2, b));
+  CHECK(store.Add(2, *b));
   CHECK_FALSE(store.Has(3));
-  CHECK(store.Find(2) == b);
+  CHECK(Same(*store.Find(2), *b));
   CHECK(store.bytes() == each);
-  CHECK(store.Add(3, c));
+  CHECK(store.Add(3, *c));
 
   store.SetCapacity(each);  // a reload with a smaller buffer
   CHECK_FALSE(store.Has(2));
   CHECK(store.Has(3));
+  CHECK(Same(*store.Find(3), *c));
   CHECK(store.bytes() == each);
 
   store.SetCapacity(0);  // captureBuffer: 0
   CHECK(store.size() == 0);
   CHECK(store.bytes() == 0);
-  CHECK_FALSE(store.Add(5, a));
+  CHECK_FALSE(store.Add(5, *a));
+}
+
+TEST_CASE("CaptureStore: the ring keeps the newest captures whole through its laps and reloads",
+          "[unit][captures]") {
+  std::mt19937 random(7);  // fixed: the same run every time
+  auto below = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
+  CaptureStore store(size_t{200} << 10);
+  std::map<int64_t, std::shared_ptr<RequestCapture>> added;
+  int64_t id = 0;
+  for (int round = 0; round < 3000; ++round) {
+    auto c = std::make_shared<RequestCapture>();
+    c->req_path = "/v1/chat/completions/" + std::to_string(round);
+    if (below(4) != 0) {
+      HttpHeaders headers;
+      headers.Add("X-Round", std::to_string(round));
+      c->req_headers.emplace(headers);
+    }
+    if (below(4) != 0) c->req_body = std::string(below(5000), static_cast<char>('a' + round % 26));
+    if (below(2) != 0) c->resp_headers.emplace(HttpHeaders());
+    // Now and then an answer of most of the buffer, which sweeps the ring.
+    const size_t answer = below(50) == 0 ? below(90 << 10) : below(8000);
+    if (below(3) != 0) c->resp_body = std::string(answer, static_cast<char>('A' + round % 26));
+    if (below(200) == 0 && id > 10) id -= static_cast<int64_t>(below(10));  // a new history
+    ++id;
+    for (auto it = added.lower_bound(id); it != added.end();) it = added.erase(it);
+    CHECK(store.Add(id, *c));
+    added[id] = c;
+    if (below(300) == 0) store.SetCapacity((size_t{100} + below(200)) << 10);  // a reload
+    // The captures held are the newest ones, each as it was added, within the capacity.
+    size_t held = 0, bytes = 0;
+    auto it = added.rbegin();
+    for (; it != added.rend(); ++it) {
+      auto found = store.Find(it->first);
+      if (!found) break;
+      REQUIRE(Same(*found, *it->second));
+      ++held;
+      bytes += CaptureStore::BytesOf(*it->second);
+    }
+    // Nothing is held behind the newest one that went (and what went never comes back).
+    for (; it != added.rend(); ++it) REQUIRE_FALSE(store.Has(it->first));
+    for (auto old = added.begin(); old != added.end() && !store.Has(old->first);) {
+      old = added.erase(old);
+    }
+    REQUIRE(store.Has(id));
+    REQUIRE(held == store.size());
+    REQUIRE(bytes == store.bytes());
+    REQUIRE(bytes <= store.capacity());
+  }
 }
 
 TEST_CASE("ActivityLog files each capture under its row's id, before telling of the row",
