@@ -73,11 +73,15 @@ struct InflightRequest::Shared {
   std::mutex tell_mu;
   mutable std::mutex mu;
   // Guarded by mu:
-  std::map<uint64_t, InflightRequest*> requests;  // by id, so oldest first
-  InflightListener listener;                      // written under tell_mu and mu both
-  size_t due = 0;                                 // requests with an upsert due (their upsert_due_)
+  // The requests, oldest first (ids ascending): each links to its neighbours, so that joining
+  // and leaving cost no allocation.
+  InflightRequest* oldest = nullptr;
+  InflightRequest* newest = nullptr;
+  size_t count = 0;
+  InflightListener listener;         // written under tell_mu and mu both
+  size_t due = 0;                    // requests with an upsert due (their upsert_due_)
   std::vector<std::string> removed;  // ids of told requests that ended since the last flush
-  std::atomic<uint64_t> next_id{0};
+  uint64_t next_id = 0;
   // Changes are told in batches at most every flush_every: a request that starts and ends between
   // two is never told (bench/events_bench.sh: an event per change took a third of the throughput
   // of small requests with 50 readers). What is due is a flag on the request, not a set of ids:
@@ -93,6 +97,19 @@ struct InflightRequest::Shared {
     ++due;
     pacer.Poke();
   }
+  void Join(InflightRequest& r) {
+    r.number_ = ++next_id;
+    r.id_ = std::to_string(r.number_);
+    r.older_ = newest;
+    (newest != nullptr ? newest->newer_ : oldest) = &r;
+    newest = &r;
+    ++count;
+  }
+  void Leave(InflightRequest& r) {
+    (r.older_ != nullptr ? r.older_->newer_ : oldest) = r.newer_;
+    (r.newer_ != nullptr ? r.newer_->older_ : newest) = r.older_;
+    --count;
+  }
   void Ended(const InflightRequest& r) {
     if (r.upsert_due_) --due;
     if (r.told_) {
@@ -104,8 +121,8 @@ struct InflightRequest::Shared {
   std::vector<nlohmann::json> Collect() {
     const bool watched = Watched();  // no one: a new reader starts from a snapshot
     std::vector<nlohmann::json> batch;
-    for (auto it = requests.begin(); due > 0 && it != requests.end(); ++it) {
-      InflightRequest& r = *it->second;
+    for (InflightRequest* it = oldest; due > 0 && it != nullptr; it = it->newer_) {
+      InflightRequest& r = *it;
       if (!r.upsert_due_) continue;
       r.upsert_due_ = false;
       --due;
@@ -127,12 +144,11 @@ struct InflightRequest::Shared {
   }
 };
 
-InflightRequest::InflightRequest(std::shared_ptr<Shared> table, uint64_t number)
-    : table_(std::move(table)), number_(number), id_(std::to_string(number)) {}
+InflightRequest::InflightRequest(Key, std::shared_ptr<Shared> table) : table_(std::move(table)) {}
 
 InflightRequest::~InflightRequest() {
   std::lock_guard lock(table_->mu);
-  table_->requests.erase(number_);
+  table_->Leave(*this);
   table_->Ended(*this);
 }
 
@@ -201,8 +217,8 @@ void InflightTable::SetListener(InflightListener listener) {
 std::shared_ptr<InflightRequest> InflightTable::Start(const HttpRequest& req,
                                                       const std::string& model,
                                                       std::string_view req_path) {
-  const uint64_t number = ++shared_->next_id;
-  std::shared_ptr<InflightRequest> r(new InflightRequest(shared_, number));
+  // One allocation for the request and its count.
+  auto r = std::make_shared<InflightRequest>(InflightRequest::Key{}, shared_);
   r->timestamp_ = std::chrono::system_clock::now();
   r->began_ = Clock::now();
   r->next_upsert_ns_.store(Nanos(r->began_ + kUpsertEvery), std::memory_order_relaxed);
@@ -212,7 +228,7 @@ std::shared_ptr<InflightRequest> InflightTable::Start(const HttpRequest& req,
   r->req_headers_ = HeaderSnapshot(req.headers);
   r->remote_ip_ = ClientIp(req);
   std::lock_guard lock(shared_->mu);
-  shared_->requests[number] = r.get();
+  shared_->Join(*r);  // its id, in the order of joining
   shared_->Upsert(*r);
   return r;
 }
@@ -224,9 +240,10 @@ bool InflightTable::Cancel(const std::string& id) {
     number = number * 10 + static_cast<uint64_t>(c - '0');
   }
   std::lock_guard lock(shared_->mu);
-  auto it = shared_->requests.find(number);
-  if (id.empty() || it == shared_->requests.end()) return false;
-  InflightRequest& r = *it->second;
+  InflightRequest* it = shared_->oldest;  // a few requests, and a cancel is rare
+  while (it != nullptr && it->number_ != number) it = it->newer_;
+  if (id.empty() || it == nullptr) return false;
+  InflightRequest& r = *it;
   r.cancelled_.store(true, std::memory_order_release);
   // Wakes a wait on the socket, and the backend sees its client leave.
   std::lock_guard fd_lock(r.fd_mu_);
@@ -244,7 +261,7 @@ void InflightTable::WithSnapshot(
   {
     std::lock_guard lock(shared_->mu);
     batch = shared_->Collect();
-    for (const auto& [number, r] : shared_->requests) {
+    for (InflightRequest* r = shared_->oldest; r != nullptr; r = r->newer_) {
       requests.push_back(r->EntryJson());
       r->told_ = true;
     }
@@ -255,7 +272,7 @@ void InflightTable::WithSnapshot(
 
 size_t InflightTable::size() const {
   std::lock_guard lock(shared_->mu);
-  return shared_->requests.size();
+  return shared_->count;
 }
 
 }  // namespace swapd

@@ -25,7 +25,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -49,7 +48,11 @@ class InflightTable;
 
 // One request in flight. Thread safe.
 class InflightRequest {
+  struct Shared;
+  struct Key {};  // only the table makes one
+
  public:
+  InflightRequest(Key, std::shared_ptr<Shared> table);
   ~InflightRequest();  // leaves the table (a `remove` event)
   InflightRequest(const InflightRequest&) = delete;
   InflightRequest& operator=(const InflightRequest&) = delete;
@@ -69,14 +72,13 @@ class InflightRequest {
 
  private:
   friend class InflightTable;
-  struct Shared;
-  InflightRequest(std::shared_ptr<Shared> table, uint64_t number);
 
   nlohmann::json EntryJson() const;  // table lock held
 
   const std::shared_ptr<Shared> table_;
-  const uint64_t number_;
-  const std::string id_;
+  // Set under the table's lock when it joins the table, read-only after:
+  uint64_t number_ = 0;
+  std::string id_;
   std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> resp_bytes_{0};
   std::atomic<int64_t> next_upsert_ns_{0};  // steady clock: bytes are told again from then on
@@ -94,6 +96,8 @@ class InflightRequest {
   std::mutex fd_mu_;
   int fd_ = -1;  // guarded by fd_mu_
   // Guarded by the table's lock:
+  InflightRequest* older_ = nullptr;  // the table's requests, a list in id order
+  InflightRequest* newer_ = nullptr;
   HeaderSnapshot resp_headers_;
   bool upsert_due_ = false;  // a change waits for the next flush
   bool told_ = false;        // readers know of it: its end is told
