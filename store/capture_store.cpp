@@ -1,14 +1,14 @@
 #include "store/capture_store.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace swapd {
 namespace {
-
-// The ring's first size; it doubles as it fills, up to the capacity.
-constexpr size_t kFirstRing = size_t{64} << 10;
 
 // A capture's parts, in the order they are laid out; empty for a part not kept.
 std::array<std::string_view, 5> PartsOf(const RequestCapture& c) {
@@ -28,7 +28,32 @@ size_t CaptureStore::Held::size() const {
   return n;
 }
 
-CaptureStore::CaptureStore(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+CaptureStore::Mapping::Mapping(size_t size) {
+  if (size == 0) return;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;
+  data_ = static_cast<char*>(p);
+  size_ = size;
+}
+
+CaptureStore::Mapping::~Mapping() {
+  if (data_ != nullptr) munmap(data_, size_);
+}
+
+CaptureStore::Mapping::Mapping(Mapping&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+CaptureStore::Mapping& CaptureStore::Mapping::operator=(Mapping&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) munmap(data_, size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+CaptureStore::CaptureStore(size_t capacity_bytes)
+    : capacity_(capacity_bytes), ring_(capacity_bytes) {}
 
 size_t CaptureStore::BytesOf(const RequestCapture& capture) {
   size_t n = sizeof(Held);
@@ -38,20 +63,33 @@ size_t CaptureStore::BytesOf(const RequestCapture& capture) {
 
 void CaptureStore::SetCapacity(size_t capacity_bytes) {
   std::lock_guard lock(mu_);
+  if (capacity_bytes == capacity_ && ring_.size() == capacity_bytes) return;
   capacity_ = capacity_bytes;
   while (!held_.empty() && bytes_ > capacity_bytes) {
     bytes_ -= held_.front().size() + sizeof(Held);
     held_.pop_front();
   }
-  size_t used = 0;
-  for (const Held& h : held_) used += h.size();
-  Relayout(capacity_bytes == 0 ? 0 : std::min(capacity_bytes, std::max(kFirstRing, 2 * used)));
+  // The captures kept, laid out from the start of a ring of the new size.
+  Mapping ring(capacity_bytes);
+  if (ring.data() == nullptr) {  // 0, or the system refused: none kept
+    held_.clear();
+    bytes_ = 0;
+  }
+  size_t at = 0;
+  for (Held& h : held_) {
+    const size_t n = h.size();
+    if (n > 0) std::memcpy(ring.data() + at, ring_.data() + h.offset, n);
+    h.offset = at;
+    at += n;
+  }
+  ring_ = std::move(ring);
+  head_ = at;
 }
 
 bool CaptureStore::Add(int64_t id, const RequestCapture& capture) {
   const size_t need = BytesOf(capture);
   std::lock_guard lock(mu_);
-  if (need > capacity_) return false;
+  if (need > ring_.size()) return false;          // (no ring: the system refused to map it)
   if (!held_.empty() && held_.back().id >= id) {  // a new history
     while (!held_.empty() && held_.back().id >= id) {
       bytes_ -= held_.back().size() + sizeof(Held);
@@ -72,7 +110,7 @@ bool CaptureStore::Add(int64_t id, const RequestCapture& capture) {
                                 capture.resp_headers.has_value(), capture.resp_body.has_value()};
   size_t at = entry.offset;
   for (size_t p = 0; p < kParts; ++p) {
-    if (!parts[p].empty()) std::memcpy(ring_.get() + at, parts[p].data(), parts[p].size());
+    if (!parts[p].empty()) std::memcpy(ring_.data() + at, parts[p].data(), parts[p].size());
     at += parts[p].size();
     entry.lengths[p] = parts[p].size();
     if (present[p]) entry.present |= 1u << p;
@@ -88,11 +126,8 @@ size_t CaptureStore::Place(size_t n) {
     bytes_ -= held_.front().size() + sizeof(Held);
     held_.pop_front();
   };
-  if (head_ + n > ring_size_ && ring_size_ < capacity_) {
-    Relayout(std::min<size_t>(capacity_, std::max({kFirstRing, 2 * ring_size_, head_ + n})));
-  }
   size_t at = head_;
-  if (at + n > ring_size_) {
+  if (at + n > ring_.size()) {
     // Back to the start: what the lap before left past head_ is older than everything from 0.
     while (!held_.empty() && held_.front().offset >= head_) drop_oldest();
     at = 0;
@@ -103,20 +138,6 @@ size_t CaptureStore::Place(size_t n) {
     drop_oldest();
   }
   return at;
-}
-
-void CaptureStore::Relayout(size_t size) {
-  std::unique_ptr<char[]> ring = size == 0 ? nullptr : std::unique_ptr<char[]>(new char[size]);
-  size_t at = 0;
-  for (Held& h : held_) {
-    const size_t n = h.size();
-    if (n > 0) std::memcpy(ring.get() + at, ring_.get() + h.offset, n);
-    h.offset = at;
-    at += n;
-  }
-  ring_ = std::move(ring);
-  ring_size_ = size;
-  head_ = at;
 }
 
 std::deque<CaptureStore::Held>::const_iterator CaptureStore::FindLocked(int64_t id) const {
@@ -132,7 +153,7 @@ std::shared_ptr<const RequestCapture> CaptureStore::Find(int64_t id) const {
   std::array<std::string_view, kParts> parts;
   size_t at = it->offset;
   for (size_t p = 0; p < kParts; ++p) {
-    parts[p] = std::string_view(ring_.get() + at, it->lengths[p]);
+    parts[p] = std::string_view(ring_.data() + at, it->lengths[p]);
     at += it->lengths[p];
   }
   auto kept = [&](Part p) { return (it->present & (1u << p)) != 0; };

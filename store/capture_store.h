@@ -12,9 +12,13 @@
 // The captures' bytes are copied into one ring buffer, each contiguous, the oldest overwritten
 // first; an entry per capture (in a deque, in id order: the ids only grow) says where its parts
 // are. Holding each capture's own allocations instead (five or so, a few MiB of them at once, each
-// freed long after it was made) made the allocator walk cold memory on every request: a quarter
-// of swapd's CPU per request under a flood of small ones (bench/README.md). The ring grows as it
-// fills, up to the buffer's size, and a reload's new size lays it out again. Thread safe.
+// freed long after it was made) made the allocator walk cold memory on every request: captures
+// then cost a flood of small requests about 8 us of swapd's 46 us of CPU a request, 1-2 us since
+// (bench/README.md). The ring is mapped from the system at the buffer's size, apart from malloc (a
+// large block that malloc hands out and takes back raises its threshold for mapping, and the heap
+// then keeps large request bodies after their requests: 13 MiB more after the proxy benchmark);
+// its pages become resident as they are first written. A reload's new size lays it out again.
+// Thread safe.
 #pragma once
 
 #include <array>
@@ -62,19 +66,31 @@ class CaptureStore {
     size_t size() const;                 // of its parts together
   };
 
+  // Anonymous memory of a given size, mapped and unmapped with the system's calls.
+  class Mapping {
+   public:
+    Mapping() = default;
+    explicit Mapping(size_t size);  // empty (data() null) for 0, or when the system refuses
+    ~Mapping();
+    Mapping(Mapping&& other) noexcept;
+    Mapping& operator=(Mapping&& other) noexcept;
+    char* data() const { return data_; }
+    size_t size() const { return size_; }
+
+   private:
+    char* data_ = nullptr;
+    size_t size_ = 0;
+  };
+
   // The entry of `id`, or held_.end().
   std::deque<Held>::const_iterator FindLocked(int64_t id) const;
   // Where `n` more bytes go, the entries they overwrite dropped. mu_ held.
   size_t Place(size_t n);
-  // A ring of `size` bytes holding the newest entries that fit in the capacity, laid out from 0.
-  // mu_ held.
-  void Relayout(size_t size);
 
   mutable std::mutex mu_;
   // Written under mu_; read without it by capacity(), which every request's record asks.
   std::atomic<size_t> capacity_;
-  std::unique_ptr<char[]> ring_;  // Guarded by mu_ (all below)
-  size_t ring_size_ = 0;
+  Mapping ring_;     // Guarded by mu_ (all below); of capacity_ bytes
   size_t head_ = 0;  // where the next capture's bytes go
   size_t bytes_ = 0;
   std::deque<Held> held_;  // oldest (lowest id) first
