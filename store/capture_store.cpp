@@ -11,7 +11,7 @@ namespace swapd {
 namespace {
 
 // A capture's parts, in the order they are laid out; empty for a part not kept.
-std::array<std::string_view, 5> PartsOf(const RequestCapture& c) {
+std::array<std::string_view, CaptureStore::kParts> PartsOf(const RequestCapture& c) {
   auto text = [](const std::optional<std::string>& s) { return s ? std::string_view(*s) : ""; };
   auto headers = [](const std::optional<HeaderSnapshot>& h) {
     return h ? h->encoded() : std::string_view();
@@ -65,10 +65,7 @@ void CaptureStore::SetCapacity(size_t capacity_bytes) {
   std::lock_guard lock(mu_);
   if (capacity_bytes == capacity_ && ring_.size() == capacity_bytes) return;
   capacity_ = capacity_bytes;
-  while (!held_.empty() && bytes_ > capacity_bytes) {
-    bytes_ -= held_.front().size() + sizeof(Held);
-    held_.pop_front();
-  }
+  while (!held_.empty() && bytes_ > capacity_bytes) DropOldest();
   // The captures kept, laid out from the start of a ring of the new size.
   Mapping ring(capacity_bytes);
   if (ring.data() == nullptr) {  // 0, or the system refused: none kept
@@ -97,15 +94,12 @@ bool CaptureStore::Add(int64_t id, const RequestCapture& capture) {
     }
     head_ = held_.empty() ? 0 : held_.back().offset + held_.back().size();
   }
-  while (!held_.empty() && bytes_ + need > capacity_) {
-    bytes_ -= held_.front().size() + sizeof(Held);
-    held_.pop_front();
-  }
+  while (!held_.empty() && bytes_ + need > capacity_) DropOldest();
   const size_t n = need - sizeof(Held);
   Held entry;
   entry.id = id;
   entry.offset = Place(n);
-  const std::array<std::string_view, 5> parts = PartsOf(capture);
+  const std::array<std::string_view, kParts> parts = PartsOf(capture);
   const bool present[kParts] = {true, capture.req_headers.has_value(), capture.req_body.has_value(),
                                 capture.resp_headers.has_value(), capture.resp_body.has_value()};
   size_t at = entry.offset;
@@ -121,21 +115,22 @@ bool CaptureStore::Add(int64_t id, const RequestCapture& capture) {
   return true;
 }
 
+void CaptureStore::DropOldest() {
+  bytes_ -= held_.front().size() + sizeof(Held);
+  held_.pop_front();
+}
+
 size_t CaptureStore::Place(size_t n) {
-  auto drop_oldest = [&] {
-    bytes_ -= held_.front().size() + sizeof(Held);
-    held_.pop_front();
-  };
   size_t at = head_;
   if (at + n > ring_.size()) {
     // Back to the start: what the lap before left past head_ is older than everything from 0.
-    while (!held_.empty() && held_.front().offset >= head_) drop_oldest();
+    while (!held_.empty() && held_.front().offset >= head_) DropOldest();
     at = 0;
   }
   // The oldest entries lie just past `at` (a lap is written in order): those in its way go.
   while (!held_.empty() && held_.front().offset < at + n &&
          at < held_.front().offset + held_.front().size()) {
-    drop_oldest();
+    DropOldest();
   }
   return at;
 }

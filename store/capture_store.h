@@ -56,8 +56,10 @@ class CaptureStore {
   size_t bytes() const;
   size_t size() const;
 
- private:
+  // A capture's parts, in the order the ring holds them.
   enum Part { kPath, kReqHeaders, kReqBody, kRespHeaders, kRespBody, kParts };
+
+ private:
   struct Held {
     int64_t id = 0;
     size_t offset = 0;                   // of its first part in the ring
@@ -86,6 +88,7 @@ class CaptureStore {
   std::deque<Held>::const_iterator FindLocked(int64_t id) const;
   // Where `n` more bytes go, the entries they overwrite dropped. mu_ held.
   size_t Place(size_t n);
+  void DropOldest();  // mu_ held; held_ not empty
 
   mutable std::mutex mu_;
   // Written under mu_; read without it by capacity(), which every request's record asks.
