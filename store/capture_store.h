@@ -13,7 +13,7 @@
 // first; an entry per capture (in a deque, in id order: the ids only grow) says where its parts
 // are. Holding each capture's own allocations instead (five or so, a few MiB of them at once, each
 // freed long after it was made) made the allocator walk cold memory on every request: captures
-// then cost a flood of small requests about 8 us of swapd's 46 us of CPU a request, 1-2 us since
+// then cost a flood of small requests about 5 us of swapd's 40 us of CPU a request, 2 us since
 // (bench/README.md). The ring is mapped from the system at the buffer's size, apart from malloc (a
 // large block that malloc hands out and takes back raises its threshold for mapping, and the heap
 // then keeps large request bodies after their requests: 13 MiB more after the proxy benchmark);
