@@ -3,10 +3,10 @@
 // entries are dropped and counted). One thread writes what is queued in one transaction (what
 // comes within 50 ms of the first waiting row, up to 1000 rows), keeps the newest kMaxRows rows,
 // and tells `on_recorded` the newest row's id of each transaction (the /api/events `activity`
-// event: rows written together are told once). A write that fails (disk
-// full, a locked or broken database) is logged at most once a minute and counted; the requests were
-// served all the same. A request's capture (ProxyRecord::capture) goes into the CaptureStore under
-// its row's id once the row is written (see store/capture_store.h).
+// event: rows written together are told once). A write that fails (disk full, a locked or broken
+// database) is logged at most once a minute and counted; the requests were served all the same. A
+// request's capture (ProxyRecord::capture) goes into the CaptureStore under its row's id once the
+// row is written (see store/capture_store.h).
 #pragma once
 
 #include <condition_variable>
