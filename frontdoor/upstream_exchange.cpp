@@ -183,8 +183,9 @@ DeferredStep UpstreamProxy::Exchange::ReadWholeAnswer(HttpResponse& res, WaitEnd
     body.append(piece);
   }
   Done();
-  // Read where it lies: the usage, and the capture's one copy (a buffer of its exact size).
-  scanner.ScanWhole(body);
+  // One copy each, of the exact size, instead of one grown piece by piece; the scanner's is read
+  // by the record, after the client has the answer (scanning it here would delay the answer).
+  scanner.Feed(body);
   capture.AddResponseBytes(body);
   if (!target.peer.empty() && start.status >= 400 && !IsJson(head.content_type)) {
     return PeerErrorAnswer(res);

@@ -195,10 +195,6 @@ void UsageScanner::ScanDocument(std::string_view json_text) {
   }
 }
 
-void UsageScanner::ScanWhole(std::string_view body) {
-  if (!body.empty() && body.size() <= kMaxBuffered) ScanDocument(body);
-}
-
 Usage UsageScanner::Finish() {
   if (event_stream_) {
     buffer_.push_back('\n');

@@ -32,8 +32,6 @@ class UsageScanner {
   explicit UsageScanner(bool event_stream) : event_stream_(event_stream) {}
 
   void Feed(std::string_view bytes);
-  // Instead of Feed: a plain JSON body, whole, read where it lies (no copy).
-  void ScanWhole(std::string_view body);
   // Call once the body is complete.
   Usage Finish();
 
